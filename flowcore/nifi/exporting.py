@@ -431,9 +431,18 @@ def _generic_service(export: _Export, service: ControllerService) -> dict[str, A
             dynamic=False,
             service=names_service,
         )
-    for name, value in service.dynamic_properties.items():
-        values[name] = raw.get(name, value)
-        descriptors[name] = _descriptor_json(name, name, sensitive=False, dynamic=True)
+    for name, configured in service.dynamic_properties.items():
+        dynamic = service.resolve_descriptor(name)
+        sensitive = dynamic is not None and dynamic.sensitive  # DBCP's SENSITIVE.name
+        value = raw.get(name, configured)
+        if sensitive and value is not None and not _sole_reference(value):
+            export.notes.append(
+                f"The value of sensitive property {name!r} of service {service.name!r} is left "
+                "out: NiFi exports sensitive values only as parameter references."
+            )
+            value = None
+        values[name] = value
+        descriptors[name] = _descriptor_json(name, name, sensitive=sensitive, dynamic=True)
     return {
         "identifier": export.service_id(service.name, "client"),
         "name": service.name,

@@ -14,13 +14,14 @@ from __future__ import annotations
 import contextlib
 import itertools
 import threading
+import time
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from flowcore.controller_service import ControllerService, ServiceContext
 from flowcore.errors import ConfigurationError
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.validators import INTEGER_VALIDATOR, NON_NEGATIVE_INTEGER_VALIDATOR
+from flowcore.validators import INTEGER_VALIDATOR, NON_NEGATIVE_INTEGER_VALIDATOR, Validator
 from processors.sql.jdbc_url import check_driver, sqlalchemy_url, transit_uri
 
 if TYPE_CHECKING:
@@ -29,9 +30,29 @@ if TYPE_CHECKING:
 __all__ = ["DBCPConnectionPool", "DBCPService"]
 
 _ENV = ExpressionLanguageScope.ENVIRONMENT
+#: NiFi's prefix of a sensitive dynamic property (a driver argument that is a secret).
+SENSITIVE_PREFIX = "SENSITIVE."
 #: How long a new connection may take before the attempt fails (NiFi leaves it to the driver;
 #: flowcore bounds every network call).
 CONNECT_TIMEOUT_S = 10
+
+
+def _dbcp_time_period(value: str) -> str | None:
+    """NiFi's DBCPValidator.CUSTOM_TIME_PERIOD_VALIDATOR: a time period, or -1 (infinite)."""
+    from flowcore.units import parse_time_period  # noqa: PLC0415 (a small, leaf module)
+
+    if value.strip() == "-1":
+        return None
+    try:
+        parse_time_period(value)
+    except ValueError:
+        return "it must be a time period such as '500 millis' or '30 mins', or -1 for no limit"
+    return None
+
+
+#: A DBCP time period (-1 allowed); module level so descriptors stay picklable.
+DBCP_TIME_PERIOD_VALIDATOR = Validator("DBCP_TIME_PERIOD_VALIDATOR", _dbcp_time_period)
+
 
 DATABASE_URL = PropertyDescriptor(
     "Database Connection URL",
@@ -67,6 +88,7 @@ MAX_WAIT_TIME = PropertyDescriptor(
     "indefinitely.",
     default="500 millis",
     required=True,
+    validators=(DBCP_TIME_PERIOD_VALIDATOR,),
     el_scope=_ENV,
 )
 MAX_TOTAL_CONNECTIONS = PropertyDescriptor(
@@ -99,23 +121,30 @@ MAX_IDLE = PropertyDescriptor(
     aliases=("dbcp-max-idle-conns",),
 )
 MAX_CONN_LIFETIME = PropertyDescriptor(
-    "Maximum Connection Lifetime", default="-1", el_scope=_ENV, aliases=("dbcp-max-conn-lifetime",)
+    "Maximum Connection Lifetime",
+    default="-1",
+    validators=(DBCP_TIME_PERIOD_VALIDATOR,),
+    el_scope=_ENV,
+    aliases=("dbcp-max-conn-lifetime",),
 )
 EVICTION_RUN_PERIOD = PropertyDescriptor(
     "Time Between Eviction Runs",
     default="-1",
+    validators=(DBCP_TIME_PERIOD_VALIDATOR,),
     el_scope=_ENV,
     aliases=("dbcp-time-between-eviction-runs",),
 )
 MIN_EVICTABLE_IDLE_TIME = PropertyDescriptor(
     "Minimum Evictable Idle Time",
     default="30 mins",
+    validators=(DBCP_TIME_PERIOD_VALIDATOR,),
     el_scope=_ENV,
     aliases=("dbcp-min-evictable-idle-time",),
 )
 SOFT_MIN_EVICTABLE_IDLE_TIME = PropertyDescriptor(
     "Soft Minimum Evictable Idle Time",
     default="-1",
+    validators=(DBCP_TIME_PERIOD_VALIDATOR,),
     el_scope=_ENV,
     aliases=("dbcp-soft-min-evictable-idle-time",),
 )
@@ -193,7 +222,18 @@ class DBCPConnectionPool(DBCPService):
     )
 
     def dynamic_descriptor(self, name: str) -> PropertyDescriptor:
-        """A JDBC driver property (NiFi's dynamic properties): passed to the Python driver."""
+        """A JDBC driver property (NiFi's dynamic properties): passed to the Python driver.
+
+        As NiFi's, a name prefixed ``SENSITIVE.`` is a sensitive property (masked, never
+        exported, no Expression Language) whose driver argument is the name after the prefix.
+        """
+        if name.startswith(SENSITIVE_PREFIX):
+            return PropertyDescriptor(
+                name,
+                description="A sensitive driver connection property",
+                sensitive=True,
+                dynamic=True,
+            )
         return PropertyDescriptor(
             name, description="A driver connection property", el_scope=_ENV, dynamic=True
         )
@@ -203,41 +243,78 @@ class DBCPConnectionPool(DBCPService):
         import sqlalchemy  # noqa: PLC0415 (imported where the service is enabled)
         from sqlalchemy import event  # noqa: PLC0415
 
+        if context.get_property(KERBEROS_USER_SERVICE).is_set():
+            msg = (
+                f"DBCPConnectionPool {self.name!r}: Kerberos User Service is not supported by "
+                "flowcore (no JDBC Kerberos login); remove it and authenticate with Database "
+                "User and Password, or with driver properties (PostgreSQL: gssencmode, "
+                "krbsrvname with a ticket from kinit)"
+            )
+            raise ConfigurationError(msg)
         raw = context.get_property(DATABASE_URL).value or ""
         user = context.get_property(DB_USER).value
         password = context.get_property(DB_PASSWORD).value
         url = sqlalchemy_url(raw, user, password)
         check_driver(url)
         self._transit = transit_uri(raw)
-        total = context.get_property(MAX_TOTAL_CONNECTIONS).as_integer() or 8
-        wait = _seconds(context.get_property(MAX_WAIT_TIME).value, None)
-        lifetime = _seconds(context.get_property(MAX_CONN_LIFETIME).value, None)
-        options: dict[str, Any] = {}
-        connect_args: dict[str, Any] = {
-            name: context.get_property(name).value for name in self.dynamic_properties
-        }
+        connect_args = self._driver_arguments(context)
+        options = pool_options(context, sqlite=url.startswith("sqlite"))
         if url.startswith("sqlite"):
+            wait = _seconds(context.get_property(MAX_WAIT_TIME).value, None)
             connect_args.setdefault("timeout", wait if wait is not None else 5.0)
         else:
             connect_args.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
-            options["pool_size"] = total if total > 0 else 8
-            options["max_overflow"] = 0 if total > 0 else -1
-            options["pool_timeout"] = wait if wait is not None else 1e9
-            options["pool_recycle"] = lifetime if lifetime and lifetime > 0 else -1
         query = context.get_property(VALIDATION_QUERY).value
-        key = repr((url, sorted(connect_args.items()), sorted(options.items()), query))
+        evict = _evictable_after(context)
+        key = repr((url, sorted(connect_args.items()), sorted(options.items()), query, evict))
         engine = _take_idle(key)
         if engine is None:
             try:
                 engine = sqlalchemy.create_engine(url, connect_args=connect_args, **options)
             except Exception as error:  # a malformed URL or an unknown dialect
-                msg = f"DBCPConnectionPool: cannot use {self._transit!r}: {_clean(error, password)}"
+                secrets = [password or "", *self.sensitive_values()]
+                msg = f"DBCPConnectionPool: cannot use {self._transit!r}: {_clean(error, secrets)}"
                 raise ConfigurationError(msg) from None
             if query:
                 event.listen(engine, "checkout", _validator(query))
+            if evict is not None:
+                _evict_idle(engine, evict)
         self._engine = engine
         self._engine_key = key
         self._enabling = next(_ENABLINGS)
+
+    def sensitive_values(self) -> list[str]:
+        """The Password and the ``SENSITIVE.`` driver properties' values (redacted everywhere).
+
+        The base class reads the declared properties only; a sensitive dynamic property is a
+        secret too (an SSL key's password, a token).
+        """
+        values = super().sensitive_values()
+        for name, value in self.dynamic_properties.items():
+            if name.startswith(SENSITIVE_PREFIX) and value:
+                values.append(str.__str__(value))
+        return values
+
+    def _driver_arguments(self, context: ServiceContext) -> dict[str, Any]:
+        """The dynamic properties as the driver's connect arguments (NiFi's connection properties).
+
+        ``SENSITIVE.`` is taken off, empty values left out, a name given both ways refused
+        (NiFi's "Duplicate"): two values for one argument would be a guess.
+        """
+        arguments: dict[str, Any] = {}
+        for name in self.dynamic_properties:
+            value = context.get_property(name).value
+            if value is None:
+                continue
+            argument = name.removeprefix(SENSITIVE_PREFIX)
+            if argument in arguments:
+                msg = (
+                    f"DBCPConnectionPool {self.name!r}: Duplicate driver property {argument!r} "
+                    f"(set as both {argument!r} and {SENSITIVE_PREFIX + argument!r}); keep one"
+                )
+                raise ConfigurationError(msg)
+            arguments[argument] = value
+        return arguments
 
     def on_disabled(self) -> None:
         """Close the pool's connections (the engine, holding none, waits for a next enabling)."""
@@ -298,6 +375,44 @@ def _put_idle(key: str, engine: Engine) -> None:
             del _IDLE[next(iter(_IDLE))]  # disposed already: no connection to close
 
 
+def _evictable_after(context: ServiceContext) -> float | None:
+    """Seconds after which an idle connection is evicted, None when eviction is off.
+
+    DBCP's evictor runs only with a positive Time Between Eviction Runs; it then closes
+    connections idle for Minimum Evictable Idle Time (-1: never).
+    """
+    period = _seconds(context.get_property(EVICTION_RUN_PERIOD).value, None)
+    if period is None or period <= 0:
+        return None
+    return _seconds(context.get_property(MIN_EVICTABLE_IDLE_TIME).value, None)
+
+
+def _evict_idle(engine: Engine, seconds: float) -> None:
+    """Replace a pooled connection idle for more than *seconds* when it is next checked out.
+
+    DBCP's evictor thread closes idle connections as they age; SQLAlchemy's pool has no
+    such thread, so the age is checked at checkout (the stale connection is closed and a new
+    one made in its place, as SQLAlchemy replaces a connection that fails ``pool_pre_ping``).
+    """
+    from sqlalchemy import event  # noqa: PLC0415
+    from sqlalchemy.exc import DisconnectionError  # noqa: PLC0415
+
+    def checkin(dbapi_connection: Any, record: Any) -> None:
+        del dbapi_connection
+        if record is not None:
+            record.info["flowcore.idle_since"] = time.monotonic()
+
+    def checkout(dbapi_connection: Any, record: Any, proxy: Any) -> None:
+        del dbapi_connection, proxy
+        since = record.info.pop("flowcore.idle_since", None)
+        if since is not None and time.monotonic() - since > seconds:
+            msg = f"connection idle for more than {seconds:g} s (Minimum Evictable Idle Time)"
+            raise DisconnectionError(msg)
+
+    event.listen(engine, "checkin", checkin)
+    event.listen(engine, "checkout", checkout)
+
+
 def _validator(query: str) -> Any:
     def validate(dbapi_connection: Any, record: Any, proxy: Any) -> None:
         del record, proxy
@@ -314,9 +429,52 @@ def _validator(query: str) -> Any:
     return validate
 
 
-def _clean(error: BaseException, password: str | None) -> str:
-    """An error's text with the password masked (drivers echo URLs)."""
+def _clean(error: BaseException, secrets: list[str]) -> str:
+    """An error's text with the password and sensitive properties masked (drivers echo URLs)."""
     from flowcore.parameters import MASK  # noqa: PLC0415
 
     text = str(error).splitlines()[0] if str(error) else type(error).__name__
-    return text.replace(password, MASK) if password else text
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, MASK)
+    return text
+
+
+def pool_options(context: ServiceContext, *, sqlite: bool) -> dict[str, Any]:
+    """DBCP's pool settings as SQLAlchemy's QueuePool options (see docs/sql.md).
+
+    ``Maximum Idle Connections`` is the QueuePool's ``pool_size`` (the connections kept open
+    when returned), at most ``Max Total Connections``; the rest up to the total is
+    ``max_overflow`` (closed when returned, as DBCP closes a connection past maxIdle);
+    a negative total is no bound. ``Max Wait Time`` is ``pool_timeout`` (-1: wait
+    indefinitely), ``Maximum Connection Lifetime`` ``pool_recycle``. SQLite keeps
+    SQLAlchemy's own pool (a file database's connections are cheap; ``:memory:`` needs one).
+    """
+    if sqlite:
+        return {}
+    total = context.get_property(MAX_TOTAL_CONNECTIONS).as_integer()
+    total = 8 if total is None else total
+    idle = context.get_property(MAX_IDLE).as_integer()
+    idle = 8 if idle is None else idle
+    if total == 0:
+        msg = (
+            "DBCPConnectionPool: Max Total Connections is 0 (no connection could be made); "
+            "set it to a positive number, or negative for no limit"
+        )
+        raise ConfigurationError(msg)
+    if total > 0:
+        size = total if idle < 0 else min(idle, total)
+        overflow = total - size
+    else:
+        size = idle if idle >= 0 else 8
+        overflow = -1
+    if size == 0:  # SQLAlchemy's pool_size 0 is unbounded: the least it keeps is one
+        size, overflow = 1, overflow - 1 if overflow > 0 else overflow
+    wait = _seconds(context.get_property(MAX_WAIT_TIME).value, None)
+    lifetime = _seconds(context.get_property(MAX_CONN_LIFETIME).value, None)
+    return {
+        "pool_size": size,
+        "max_overflow": overflow,
+        "pool_timeout": wait if wait is not None else 1e9,
+        "pool_recycle": lifetime if lifetime and lifetime > 0 else -1,
+    }

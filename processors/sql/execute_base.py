@@ -9,9 +9,11 @@ attributes (``executesql.row.count``, ``executesql.query.duration`` ...) and pro
 
 from __future__ import annotations
 
+import contextlib
+import threading
 import time
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
 from flowcore.errors import ProcessException
@@ -29,7 +31,7 @@ from processors.sql.statements import (
     to_paramstyle,
 )
 
-__all__ = ["DBCP_SERVICE", "AbstractExecuteSQL", "ResultWriter", "fetch_batches"]
+__all__ = ["DBCP_SERVICE", "AbstractExecuteSQL", "ResultWriter", "fetch_batches", "set_auto_commit"]
 
 _FF = ExpressionLanguageScope.FLOWFILE_ATTRIBUTES
 
@@ -249,101 +251,108 @@ class AbstractExecuteSQL(Processor):
             query = session.read_bytes(flowfile).decode()
         attributes = dict(flowfile.attributes) if flowfile is not None else {}
         arguments = {**context.dynamic_properties, **attributes}
-        outputs: list[FlowFile] = []
+        auto_commit = context.get_property(AUTO_COMMIT).as_boolean()
+        run = _Run(flowfile, props[OUTPUT_BATCH_SIZE].as_integer() or 0)
         failing_query = query
         try:
             args = sql_args(arguments)
             raw = pool.engine().raw_connection()
             try:
-                _set_timeout(raw, timeout_s)
-                cursor = raw.cursor()
-                for statement in pre:
-                    failing_query = statement
-                    cursor.execute(statement)
-                failing_query = query
-                outputs = self._run_query(
-                    context, session, flowfile, pool, raw, cursor, query, args, max_rows, fetch
-                )
-                for statement in post:
-                    failing_query = statement
-                    cursor.execute(statement)
-                raw.commit()
+                restore = set_auto_commit(raw, auto_commit)
+                try:
+                    cursor = raw.cursor()
+                    for statement in pre:
+                        failing_query = statement
+                        cursor.execute(statement)
+                    failing_query = query
+                    with _timeout(raw, timeout_s):
+                        self._run_query(
+                            context, session, run, pool, cursor, query, args, max_rows, fetch
+                        )
+                    for statement in post:
+                        failing_query = statement
+                        cursor.execute(statement)
+                    raw.commit()
+                finally:
+                    restore()
             finally:
                 raw.close()
         except Exception as error:  # the database's, a parameter's: to failure as NiFi
-            for made in outputs:
-                session.remove(made)
-            self._fail(context, session, flowfile, failing_query, error, pool)
+            session.remove(run.pending)
+            self._fail(context, session, run, failing_query, error, pool)
             return
-        self._finish(context, session, flowfile, outputs)
+        session.transfer(run.pending, REL_SUCCESS)
+        self._finish(context, session, run)
 
     def _run_query(  # noqa: PLR0917 (the trigger's pieces, passed along)
         self,
         context: ProcessContext,
         session: ProcessSession,
-        flowfile: FlowFile | None,
+        run: _Run,
         pool: Any,
-        raw: Any,
         cursor: Any,
         query: str,
         args: list[Any],
         max_rows: int,
         fetch: int,
-    ) -> list[FlowFile]:
-        writer = self.result_writer(context, session, flowfile)
+    ) -> None:
+        writer = self.result_writer(context, session, run.flowfile)
         paramstyle = pool.engine().dialect.paramstyle
+        context.logger.info("Executing query %s", query)
         started = time.monotonic()
         if args:
             cursor.execute(to_paramstyle(query, paramstyle), named_args(args, paramstyle))
         else:
             cursor.execute(query)
         execution_ms = int((time.monotonic() - started) * 1000)
-        outputs: list[FlowFile] = []
-        result_index = 0
         fragment_id = str(uuid.uuid4())
         batch = max(1, fetch or DEFAULT_FETCH)
         transit = pool.transit_uri()
-        self._result_sets = 0
+        input_attributes = dict(run.flowfile.attributes) if run.flowfile is not None else None
         while True:
             if cursor.description is not None:
                 fragment = 0
-                made_here: list[FlowFile] = []
+                first_of_set = len(run.pending)
                 while True:
                     fetch_started = time.monotonic()
-                    out = session.create(flowfile) if flowfile is not None else session.create()
+                    out = session.create(run.flowfile) if run.flowfile is not None else None
+                    out = out if out is not None else session.create()
                     counted: list[int] = []
                     description = cursor.description
                     rows = fetch_batches(cursor, batch, max_rows)
-                    out = session.write(
-                        out,
-                        lambda stream, r=rows, c=counted, d=description: c.append(
-                            writer.write(stream, d, r)
-                        ),
-                    )
+                    try:
+                        out = session.write(
+                            out,
+                            lambda stream, r=rows, c=counted, d=description: c.append(
+                                writer.write(stream, d, r)
+                            ),
+                        )
+                    except BaseException:  # NiFi removes the result FlowFile being written
+                        session.remove(out)
+                        raise
                     count = counted[0] if counted else 0
                     if max_rows > 0 and count == 0 and fragment > 0:
                         session.remove(out)
                         break
                     fetch_ms = int((time.monotonic() - fetch_started) * 1000)
-                    added = dict(flowfile.attributes) if flowfile is not None else {}
+                    added = dict(input_attributes or {})
                     added.update(
                         {
                             RESULT_ROW_COUNT: str(count),
                             RESULT_QUERY_DURATION: str(execution_ms + fetch_ms),
                             RESULT_QUERY_EXECUTION_TIME: str(execution_ms),
                             RESULT_QUERY_FETCH_TIME: str(fetch_ms),
-                            RESULTSET_INDEX: str(result_index),
+                            RESULTSET_INDEX: str(run.result_sets),
                         }
                     )
-                    if flowfile is not None:
-                        added[INPUT_FLOWFILE_UUID] = flowfile.attributes["uuid"]
+                    if input_attributes is not None:
+                        added[INPUT_FLOWFILE_UUID] = input_attributes["uuid"]
                     if max_rows > 0:
                         added["fragment.identifier"] = fragment_id
                         added["fragment.index"] = str(fragment)
                     added.update(writer.attributes())
-                    added.pop("uuid", None)
-                    added.pop("filename", None)
-                    added.pop("path", None)
+                    for protected in ("uuid", "filename", "path"):
+                        added.pop(protected, None)
                     out = session.put_all_attributes(out, added)
                     details = f"Retrieved {count} rows"
                     if context.has_incoming_connection():
@@ -357,41 +366,49 @@ class AbstractExecuteSQL(Processor):
                     context.logger.info(
                         "%s contains %d records; transferring to 'success'", out, count
                     )
-                    made_here.append(out)
+                    run.pending.append(out)
+                    if run.batch_size > 0 and len(run.pending) >= run.batch_size:
+                        self._send_batch(session, run)
                     fragment += 1
                     if not (max_rows > 0 and count == max_rows):
                         break
-                output_batch = context.get_property(OUTPUT_BATCH_SIZE).as_integer() or 0
-                if output_batch == 0 and max_rows > 0:
-                    made_here = [
-                        session.put_attribute(f, "fragment.count", str(fragment)) for f in made_here
+                if run.batch_size == 0 and max_rows > 0:  # this result set's FlowFiles only
+                    run.pending[first_of_set:] = [
+                        session.put_attribute(f, "fragment.count", str(fragment))
+                        for f in run.pending[first_of_set:]
                     ]
-                outputs.extend(made_here)
-                result_index += 1
+                run.result_sets += 1
             if not _next_set(cursor):
                 break
-        self._result_sets = result_index
-        return outputs
 
-    def _finish(
-        self,
-        context: ProcessContext,
-        session: ProcessSession,
-        flowfile: FlowFile | None,
-        outputs: list[FlowFile],
-    ) -> None:
-        for out in outputs:
-            session.transfer(out, REL_SUCCESS)
-        result_sets = getattr(self, "_result_sets", 0)
+    @staticmethod
+    def _send_batch(session: ProcessSession, run: _Run) -> None:
+        """NiFi's Output Batch Size: the full batch goes to success, the input is dropped.
+
+        NiFi commits its session here (``commitAsync``) so downstream sees the batch early;
+        flowcore's trigger commits once, but the transferred FlowFiles leave the session's
+        memory (it spills them to the engine) and stay in success if a later fetch fails, and
+        the input is dropped, as NiFi's: a failure then goes to a new FlowFile with the
+        input's attributes.
+        """
+        session.transfer(run.pending, REL_SUCCESS)
+        run.pending = []
+        if run.flowfile is not None:
+            run.retained = dict(run.flowfile.attributes)
+            session.remove(run.flowfile)
+            run.flowfile = None
+
+    def _finish(self, context: ProcessContext, session: ProcessSession, run: _Run) -> None:
+        flowfile = run.flowfile
         if flowfile is not None:
-            if result_sets > 0:
+            if run.result_sets > 0:
                 session.remove(flowfile)
                 return
             if context.get_property(CONTENT_OUTPUT_STRATEGY).value == "ORIGINAL":
                 session.transfer(flowfile, REL_SUCCESS)
                 return
             session.transfer(self._empty(context, session, flowfile), REL_SUCCESS)
-        elif result_sets == 0:
+        elif run.result_sets == 0 and run.retained is None:
             session.transfer(self._empty(context, session, session.create()), REL_SUCCESS)
 
     def _empty(
@@ -407,7 +424,7 @@ class AbstractExecuteSQL(Processor):
         self,
         context: ProcessContext,
         session: ProcessSession,
-        flowfile: FlowFile | None,
+        run: _Run,
         query: str,
         error: BaseException,
         pool: Any,
@@ -415,7 +432,13 @@ class AbstractExecuteSQL(Processor):
         from processors.sql.statements import describe_error  # noqa: PLC0415
 
         message = describe_error(error, pool.transit_uri() if hasattr(pool, "_transit") else "SQL")
-        if flowfile is None:  # NiFi: nothing to route, the processor yields
+        failed = run.flowfile
+        if failed is None and run.retained is not None:  # the input went with a batch
+            failed = session.put_all_attributes(
+                session.create(),
+                {k: v for k, v in run.retained.items() if k not in ("uuid", "filename", "path")},
+            )
+        if failed is None:  # NiFi: nothing to route, the processor yields
             context.logger.error(
                 "Unable to execute SQL select query [%s]. No FlowFile to route to failure: %s",
                 query,
@@ -423,25 +446,112 @@ class AbstractExecuteSQL(Processor):
             )
             context.yield_()
             return
+        if context.has_incoming_connection():
             context.logger.error(
                 "Unable to execute SQL select query [%s] for %s routing to failure: %s",
                 query,
-                flowfile,
+                failed,
                 message,
             )
-        failed = session.penalize(flowfile)
+            failed = session.penalize(failed)
+        else:
+            context.logger.error(
+                "Unable to execute SQL select query [%s] routing to failure: %s", query, message
+            )
+            context.yield_()
         failed = session.put_attribute(failed, RESULT_ERROR_MESSAGE, message)
         session.transfer(failed, REL_FAILURE)
 
 
-def _set_timeout(raw: Any, seconds: int) -> None:
-    """Bound the statement's run time where the driver allows (PostgreSQL's statement_timeout)."""
-    if seconds <= 0:
-        return
-    module = type(raw.driver_connection).__module__
+class _Run:
+    """One trigger's state: the input (None once a batch took it), FlowFiles not yet sent."""
+
+    def __init__(self, flowfile: FlowFile | None, batch_size: int) -> None:
+        self.flowfile = flowfile
+        self.batch_size = batch_size
+        self.pending: list[FlowFile] = []
+        self.retained: dict[str, str] | None = None
+        self.result_sets = 0
+
+
+def set_auto_commit(raw: Any, on: bool) -> Callable[[], None]:
+    """Set Auto Commit on the driver's connection; the function that puts the pool's back.
+
+    As NiFi, only when it differs from the connection's; a driver without the setting keeps
+    its own (NiFi logs ``setAutoCommit not supported``). The pool's connections go back as
+    SQLAlchemy keeps them (not autocommit), the transaction rolled back first.
+    """
+    driver = raw.driver_connection
+    module = type(driver).__module__
     if module.startswith("psycopg"):
-        with raw.cursor() as cursor:
-            cursor.execute(f"SET LOCAL statement_timeout = {int(seconds) * 1000}")
+        getter: Callable[[], Any] = lambda: driver.autocommit  # noqa: E731
+        setter: Callable[[Any], None] = lambda v: setattr(driver, "autocommit", v)  # noqa: E731
+        wanted: Any = on
+    elif module.startswith("sqlite3"):
+        getter = lambda: driver.isolation_level  # noqa: E731
+        setter = lambda v: setattr(driver, "isolation_level", v)  # noqa: E731
+        wanted = None if on else ""
+    elif callable(getattr(driver, "autocommit", None)) and hasattr(driver, "get_autocommit"):
+        getter = driver.get_autocommit  # PyMySQL, mysqlclient
+        setter = driver.autocommit
+        wanted = on
+    else:
+        return lambda: None
+    before = getter()
+    if before == wanted:
+        return lambda: None
+    raw.rollback()  # a checkout's validation query may have opened a transaction
+    setter(wanted)
+
+    def restore() -> None:
+        raw.rollback()
+        setter(before)
+
+    return restore
+
+
+@contextlib.contextmanager
+def _timeout(raw: Any, seconds: int) -> Iterator[None]:
+    """Max Wait Time: cancel the query (and its fetches) after *seconds* (0: no limit).
+
+    NiFi's ``Statement.setQueryTimeout``: here a timer cancels the statement through the
+    driver (psycopg's ``cancel``, sqlite3's ``interrupt``); a driver without either runs
+    unbounded. The error then names the property.
+    """
+    driver = raw.driver_connection
+    cancel = getattr(driver, "cancel_safe", None) or getattr(driver, "cancel", None)
+    cancel = cancel or getattr(driver, "interrupt", None)
+    if seconds <= 0 or cancel is None:
+        yield
+        return
+    lock = threading.Lock()
+    state = {"running": True, "fired": False}
+
+    def fire() -> None:
+        with lock:
+            if state["running"]:
+                state["fired"] = True
+                cancel()
+
+    timer = threading.Timer(seconds, fire)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    except Exception as error:
+        if state["fired"]:
+            cause = str(error).strip().splitlines()
+            msg = (
+                f"the query ran longer than Max Wait Time ({seconds} seconds) and was "
+                f"cancelled ({cause[0] if cause else type(error).__name__}); "
+                "raise Max Wait Time or set it to 0 seconds for no limit"
+            )
+            raise ProcessException(msg) from error
+        raise
+    finally:
+        with lock:
+            state["running"] = False
+        timer.cancel()
 
 
 def _next_set(cursor: Any) -> bool:

@@ -1,16 +1,18 @@
 """PutSQL: each FlowFile's SQL statement (its content, or SQL Statement) run against a database.
 
 NiFi's PutSQL: ``?`` placeholders take ``sql.args.N.type`` / ``sql.args.N.value``
-attributes; a trigger takes up to Batch Size FlowFiles. Each FlowFile runs in its own database
-transaction, except that FlowFiles sharing a ``fragment.identifier`` (Support Fragmented
-Transactions) run in one transaction once all ``fragment.count`` of them are queued: all
-commit or none. Failures go to ``failure`` (a bad statement, a constraint) or ``retry`` (the
+attributes; a trigger takes up to Batch Size FlowFiles. With Support Fragmented Transactions
+(the default) a trigger takes either every FlowFile of one ``fragment.identifier``, run once
+all ``fragment.count`` of them are queued, or a batch of FlowFiles outside one; either way
+one database transaction: all commit or none (NiFi's). Without it each FlowFile runs in its
+own transaction. Failures go to ``failure`` (a bad statement, a constraint) or ``retry`` (the
 connection lost); with Rollback On Failure the session rolls back instead.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
 from flowcore.errors import ProcessException
@@ -19,8 +21,14 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship
+from flowcore.session.host import FlowFileFilterResult
 from flowcore.session.process_session import ProcessSession
-from flowcore.validators import POSITIVE_INTEGER_VALIDATOR
+from flowcore.validators import (
+    POSITIVE_INTEGER_VALIDATOR,
+    TIME_PERIOD_VALIDATOR,
+    ValidationResult,
+)
+from processors.sql.execute_base import set_auto_commit
 from processors.sql.statements import (
     describe_error,
     is_retryable,
@@ -73,16 +81,20 @@ SUPPORT_TRANSACTIONS = PropertyDescriptor(
 )
 AUTO_COMMIT = PropertyDescriptor(
     "Database Session AutoCommit",
-    description="The autocommit mode to set on the database connection being used (flowcore "
-    "always commits each transaction explicitly).",
+    description="The autocommit mode to set on the database connection being used. If set to "
+    "false, the operation(s) will be explicitly committed or rolled back (based on success or "
+    "failure respectively), if set to true the driver/database handles the commit/rollback.",
     default="false",
     allowable_values=("true", "false"),
     aliases=("database-session-autocommit",),
 )
 TRANSACTION_TIMEOUT = PropertyDescriptor(
     "Transaction Timeout",
-    description="If the Support Fragmented Transactions property is set to true, specifies how "
-    "long to wait for all FlowFiles for a particular fragment.identifier attribute to arrive.",
+    description="If the <Support Fragmented Transactions> property is set to true, specifies "
+    "how long to wait for all FlowFiles for a particular fragment.identifier attribute to arrive "
+    "before just transferring all of the FlowFiles with that identifier to the 'failure' "
+    "relationship",
+    validators=(TIME_PERIOD_VALIDATOR,),
 )
 BATCH_SIZE = PropertyDescriptor(
     "Batch Size",
@@ -143,14 +155,47 @@ class PutSQL(Processor):
         "error.sql.state": "The SQL state of the error, where the driver gives one",
     }
 
+    def custom_validate(self, values: Mapping[str, str | None]) -> Iterable[ValidationResult]:
+        """NiFi's rule: with autocommit, no fragmented transactions nor rollback on failure."""
+        if (values.get(AUTO_COMMIT.name) or "false").lower() != "true":
+            return
+        for descriptor in (SUPPORT_TRANSACTIONS, ROLLBACK_ON_FAILURE):
+            value = values.get(descriptor.name) or descriptor.default or "false"
+            if value.lower() == "true":
+                what = (
+                    "Transactions for batch updates"
+                    if descriptor is SUPPORT_TRANSACTIONS
+                    else "Transaction rollbacks for batch updates"
+                )
+                yield ValidationResult(
+                    descriptor.display_name,
+                    value,
+                    False,
+                    f"'{descriptor.display_name}' cannot be set to 'true' when "
+                    f"'{AUTO_COMMIT.display_name}' is also set to 'true'.{what} cannot be "
+                    "supported when auto commit is set to 'true'",
+                )
+
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """Run up to Batch Size FlowFiles' statements."""
+        """Run up to Batch Size FlowFiles' statements, or one fragmented transaction."""
         size = context.get_property(BATCH_SIZE).as_integer() or 100
-        flowfiles = session.get(size)
+        if context.get_property(SUPPORT_TRANSACTIONS).as_boolean():
+            chooser = _TransactionFilter(size)
+            flowfiles = session.get(chooser)
+        else:
+            chooser = None
+            flowfiles = session.get(size)
         if not flowfiles:
             return
         pool = session.controller_service(context.get_property(CONNECTION_POOL).value or "")
-        groups = self._groups(context, session, flowfiles)
+        if chooser is not None and chooser.fragmented:
+            groups = self._fragmented(context, session, pool, flowfiles)
+        elif chooser is not None:
+            # NiFi's adjustFailed: with Support Fragmented Transactions the batch is one
+            # transaction too; a failure sends every FlowFile of it to failure (or retry).
+            groups = [flowfiles]
+        else:
+            groups = [[f] for f in flowfiles]
         if context.get_property(ROLLBACK_ON_FAILURE).as_boolean() and groups:
             # One database transaction for the trigger: a failure rolls back the rows of the
             # FlowFiles before it too, as their FlowFiles go back to the queue (NiFi's).
@@ -158,32 +203,50 @@ class PutSQL(Processor):
         for group in groups:
             self._run_group(context, session, pool, group)
 
-    def _groups(
-        self, context: ProcessContext, session: ProcessSession, flowfiles: list[FlowFile]
+    def _fragmented(
+        self,
+        context: ProcessContext,
+        session: ProcessSession,
+        pool: Any,
+        flowfiles: list[FlowFile],
     ) -> list[list[FlowFile]]:
-        if not context.get_property(SUPPORT_TRANSACTIONS).as_boolean():
-            return [[f] for f in flowfiles]
-        groups: dict[str, list[FlowFile]] = {}
-        order: list[list[FlowFile]] = []
-        for flowfile in flowfiles:
-            fragment = flowfile.attributes.get("fragment.identifier")
-            if fragment is None:
-                order.append([flowfile])
-                continue
-            if fragment not in groups:
-                groups[fragment] = []
-                order.append(groups[fragment])
-            groups[fragment].append(flowfile)
-        ready = []
-        for group in order:
-            count = group[0].attributes.get("fragment.count")
-            if count is not None and count.isdigit() and len(group) < int(count):
-                for flowfile in group:  # not all fragments here yet: back to the queue
-                    session.transfer(flowfile)
-                continue
-            group.sort(key=lambda f: int(f.attributes.get("fragment.index", "0") or 0))
-            ready.append(group)
-        return ready
+        """NiFi's isFragmentedTransactionReady: the group in fragment.index order, or none.
+
+        Fragments not all queued go back penalized, or to failure once the newest has waited
+        Transaction Timeout; inconsistent fragment attributes go to failure at once.
+        """
+        problem, complete = _fragment_problem(flowfiles)
+        if problem is None and not complete:
+            timeout = context.get_property(TRANSACTION_TIMEOUT)
+            latest = max(f.queue_date for f in flowfiles)
+            waited = context.now() - latest
+            if timeout.is_set() and latest > 0 and waited > (timeout.as_time_period("ms") or 0):
+                problem = (
+                    "The transaction timeout has expired for the following FlowFiles; they "
+                    f"will be routed to failure: {flowfiles}"
+                )
+            else:
+                context.logger.debug(
+                    "Not enough FlowFiles for transaction. Returning all FlowFiles to queue"
+                )
+                for flowfile in flowfiles:
+                    session.transfer(session.penalize(flowfile))
+                return []
+        if problem is not None:
+            if context.get_property(ROLLBACK_ON_FAILURE).as_boolean():
+                context.yield_()
+                raise ProcessException(problem)
+            context.logger.error(
+                "Failed to update database for %s due to %s; routing to failure",
+                flowfiles,
+                problem,
+            )
+            for flowfile in flowfiles:
+                failed = session.put_attribute(flowfile, "error.message", problem)
+                session.transfer(session.penalize(failed), REL_FAILURE)
+            return []
+        flowfiles.sort(key=lambda f: int(f.attributes["fragment.index"]))
+        return [flowfiles]
 
     def _run_group(
         self, context: ProcessContext, session: ProcessSession, pool: Any, group: list[FlowFile]
@@ -191,34 +254,40 @@ class PutSQL(Processor):
         engine = pool.engine()
         style = engine.dialect.paramstyle
         generated = context.get_property(OBTAIN_GENERATED_KEYS).as_boolean()
+        auto_commit = context.get_property(AUTO_COMMIT).as_boolean()
         keys: list[str | None] = []
         current: FlowFile | None = None
         try:
             raw = engine.raw_connection()
             try:
-                cursor = raw.cursor()
-                for flowfile in group:
-                    current = flowfile
-                    sql = (
-                        context.get_property(SQL_STATEMENT)
-                        .evaluate_attribute_expressions(flowfile)
-                        .value
-                        or session.read_bytes(flowfile).decode()
-                    )
-                    args = sql_args(flowfile.attributes)
-                    if args:
-                        cursor.execute(to_paramstyle(sql, style), named_args(args, style))
-                    else:
-                        cursor.execute(sql)
-                    keys.append(
-                        str(cursor.lastrowid)
-                        if generated and getattr(cursor, "lastrowid", None)
-                        else None
-                    )
-                raw.commit()
-            except BaseException:
-                raw.rollback()
-                raise
+                restore = set_auto_commit(raw, auto_commit)
+                try:
+                    cursor = raw.cursor()
+                    for flowfile in group:
+                        current = flowfile
+                        sql = (
+                            context.get_property(SQL_STATEMENT)
+                            .evaluate_attribute_expressions(flowfile)
+                            .value
+                            or session.read_bytes(flowfile).decode()
+                        )
+                        args = sql_args(flowfile.attributes)
+                        returning = generated and _returning_keys(engine, sql)
+                        if returning:
+                            sql = f"{sql.rstrip().rstrip(';')} RETURNING *"
+                        if args:
+                            cursor.execute(to_paramstyle(sql, style), named_args(args, style))
+                        else:
+                            cursor.execute(sql)
+                        keys.append(
+                            _generated_key(cursor, sql, returning=returning) if generated else None
+                        )
+                    raw.commit()
+                except BaseException:
+                    raw.rollback()
+                    raise
+                finally:
+                    restore()
             finally:
                 raw.close()
         except Exception as error:  # routed as NiFi routes it
@@ -263,3 +332,121 @@ def _error_attributes(error: BaseException) -> dict[str, str]:
     if state:
         attributes["error.sql.state"] = str(state)
     return attributes
+
+
+_INSERT = re.compile(r"^\s*(insert|replace)\b", re.IGNORECASE)
+_RETURNING = re.compile(r"\breturning\b", re.IGNORECASE)
+
+
+def _returning_keys(engine: Any, sql: str) -> bool:
+    """Whether the key is read from ``RETURNING *`` (PostgreSQL's JDBC driver does the same)."""
+    return (
+        engine.dialect.name == "postgresql"
+        and _INSERT.match(sql) is not None
+        and _RETURNING.search(sql) is None
+    )
+
+
+def _generated_key(cursor: Any, sql: str, *, returning: bool) -> str | None:
+    """NiFi's determineGeneratedKey: the first generated column, None when there is none.
+
+    PostgreSQL: the first column ``RETURNING *`` gives (as pgjdbc's getGeneratedKeys);
+    SQLite and MySQL: the driver's ``lastrowid``, read only after an INSERT (sqlite3 keeps the
+    previous insert's id after an UPDATE, which is no key of this statement).
+    """
+    if returning:
+        row = cursor.fetchone()
+        return None if not row or row[0] is None else str(row[0])
+    if _INSERT.match(sql) is None:
+        return None
+    key = getattr(cursor, "lastrowid", None)
+    return str(key) if key else None
+
+
+def _fragment_problem(flowfiles: list[FlowFile]) -> tuple[str | None, bool]:
+    """NiFi's checks of one fragmented transaction's attributes: (its problem, complete)."""
+    expected = 0
+    seen: set[int] = set()
+    for flowfile in flowfiles:
+        count = flowfile.attributes.get("fragment.count")
+        if count is None and len(flowfiles) == 1:
+            return None, True
+        if count is None:
+            return (
+                f"Cannot process {flowfile} because there are {len(flowfiles)} FlowFiles with "
+                "the same fragment.identifier attribute but not all FlowFiles have a "
+                "fragment.count attribute"
+            ), False
+        if not re.fullmatch(r"-?\d+", count):
+            return (
+                f"Cannot process {flowfile} because the fragment.count attribute has a value "
+                f"of '{count}', which is not an integer"
+            ), False
+        if int(count) < 1:
+            return (
+                f"Cannot process {flowfile} because the fragment.count attribute has a value "
+                f"of '{count}', which is not a positive integer"
+            ), False
+        if expected == 0:
+            expected = int(count)
+        elif int(count) != expected:
+            return (
+                f"Cannot process {flowfile} because the fragment.count attribute has different "
+                "values for different FlowFiles with the same fragment.identifier"
+            ), False
+        index = flowfile.attributes.get("fragment.index")
+        if index is None:
+            return f"Cannot process {flowfile} because the fragment.index attribute is missing", (
+                False
+            )
+        if not re.fullmatch(r"-?\d+", index):
+            return (
+                f"Cannot process {flowfile} because the fragment.index attribute has a value "
+                f"of '{index}', which is not an integer"
+            ), False
+        if int(index) < 0:
+            return (
+                f"Cannot process {flowfile} because the fragment.index attribute has a value "
+                f"of '{index}', which is not a positive integer"
+            ), False
+        if int(index) in seen:
+            return (
+                f"Cannot process {flowfile} because it has the same value for the "
+                "fragment.index attribute as another FlowFile with the same fragment.identifier"
+            ), False
+        seen.add(int(index))
+    return None, expected == len(flowfiles)
+
+
+class _TransactionFilter:
+    """NiFi's TransactionalFlowFileFilter: one fragmented transaction, or only plain FlowFiles.
+
+    The first FlowFile decides: with a ``fragment.identifier`` (and a ``fragment.count`` other
+    than 1) every queued FlowFile of that identifier is taken, whatever Batch Size; otherwise up
+    to Batch Size FlowFiles that belong to no fragmented transaction.
+    """
+
+    def __init__(self, batch_size: int) -> None:
+        self.batch_size = batch_size
+        self.selected: str | None = None
+        self.taken = 0
+        self.fragmented = False
+
+    def __call__(self, flowfile: FlowFile) -> FlowFileFilterResult:
+        """Take or leave *flowfile*."""
+        fragment = flowfile.attributes.get("fragment.identifier")
+        count = flowfile.attributes.get("fragment.count")
+        plain = fragment is None or count == "1"
+        if self.taken == 0:
+            self.fragmented = not plain
+            self.selected = fragment
+        elif plain == self.fragmented or (self.fragmented and fragment != self.selected):
+            return FlowFileFilterResult.REJECT_AND_CONTINUE
+        self.taken += 1
+        if self.fragmented:
+            done = count is not None and count.isdigit() and self.taken >= int(count)
+        else:
+            done = self.taken >= self.batch_size
+        if done:
+            return FlowFileFilterResult.ACCEPT_AND_TERMINATE
+        return FlowFileFilterResult.ACCEPT_AND_CONTINUE

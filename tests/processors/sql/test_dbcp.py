@@ -179,3 +179,158 @@ def test_disabled_engines_are_kept_for_a_bounded_number_of_configurations(
     assert [dbcp._take_idle("config-19") for _ in range(5)] == [*engines["config-19"][3::-1], None]
     assert "config-19" not in dbcp._IDLE
     assert dbcp._take_idle("config-0") is None
+
+
+def _pg(postgres, **props: str) -> dict[str, str]:
+    return {"Database Connection URL": postgres.jdbc_url, "Database User": postgres.user, **props}
+
+
+def test_negative_min_idle_is_not_valid() -> None:
+    """NiFi's testNotValidWithNegativeMinIdleProperty."""
+    service = DBCPConnectionPool(
+        "db",
+        **{"Database Connection URL": "jdbc:sqlite::memory:", "Minimum Idle Connections": "-1"},
+    )
+    assert not all(r.valid for r in service.validate())
+
+
+def test_pool_settings_map_onto_sqlalchemys_pool() -> None:
+    """NiFi's testGetDataSourceProperties: Max Idle is the pool's size, the rest of Max Total
+    its overflow, Max Wait Time -1 waits indefinitely, lifetime is pool_recycle."""
+    from processors.sql.dbcp import pool_options
+
+    def options(**props: str) -> dict:
+        service = DBCPConnectionPool("db", **{"Database Connection URL": "x", **props})
+        return pool_options(ServiceContext(service), sqlite=False)
+
+    assert options() == {
+        "pool_size": 8,
+        "max_overflow": 0,
+        "pool_timeout": 0.5,
+        "pool_recycle": -1,
+    }
+    mapped = options(
+        **{
+            "Max Wait Time": "-1",
+            "Maximum Idle Connections": "6",
+            "Maximum Connection Lifetime": "1 secs",
+        }
+    )
+    assert mapped == {"pool_size": 6, "max_overflow": 2, "pool_timeout": 1e9, "pool_recycle": 1}
+    unbounded = options(**{"Max Total Connections": "-1", "Maximum Idle Connections": "3"})
+    assert (unbounded["pool_size"], unbounded["max_overflow"]) == (3, -1)
+    assert (options(**{"Maximum Idle Connections": "0"})["pool_size"]) == 1
+    with pytest.raises(ConfigurationError, match="Max Total Connections is 0"):
+        options(**{"Max Total Connections": "0"})
+
+
+def test_max_total_connections_exceeded(postgres) -> None:
+    """NiFi's testGetConnectionMaxTotalConnectionsExceeded: one connection, a second
+    checkout waits Max Wait Time and fails."""
+    pool = _enable(**_pg(postgres, **{"Max Total Connections": "1", "Max Wait Time": "1 ms"}))
+    try:
+        with pool.connection(), pytest.raises(sa.exc.TimeoutError), pool.connection():
+            pass
+    finally:
+        pool.on_disabled()
+
+
+def test_dynamic_properties_are_driver_arguments(postgres) -> None:
+    """NiFi's testGetConnectionDynamicProperty(ExpressionLanguageSupported,
+    SensitivePrefixSupported): a dynamic property reaches the driver, EL evaluated; a
+    SENSITIVE. one too, masked and never exported; both forms of one name are refused."""
+    pool = _enable(**_pg(postgres, application_name="${literal('flow'):append('core')}"))
+    try:
+        with pool.connection() as connection:
+            name = connection.exec_driver_sql("select current_setting('application_name')")
+            assert name.scalar() == "flowcore"
+    finally:
+        pool.on_disabled()
+    props = _pg(postgres, **{"SENSITIVE.application_name": "hunter2-app"})
+    service = DBCPConnectionPool("db", **props)
+    assert "hunter2-app" not in repr(service)
+    assert "hunter2-app" in service.sensitive_values()
+    pool = service.enable(ServiceContext(service))
+    try:
+        with pool.connection() as connection:
+            name = connection.exec_driver_sql("select current_setting('application_name')")
+            assert name.scalar() == "hunter2-app"
+    finally:
+        pool.on_disabled()
+    with pytest.raises(ConfigurationError, match="Duplicate driver property 'application_name'"):
+        _enable(**props, application_name="plain")
+
+
+def test_sensitive_dynamic_property_left_out_of_export() -> None:
+    """A SENSITIVE. driver property is not written in a flow's export."""
+    from flowcore import Flow
+
+    flow = Flow("sql-export")
+    flow.add_service(
+        DBCPConnectionPool(
+            "pool",
+            **{
+                "Database Connection URL": "jdbc:postgresql://db:5432/sales",
+                "SENSITIVE.sslpassword": "hunter2-key",
+                "sslmode": "require",
+            },
+        )
+    )
+    import json
+
+    text = json.dumps(flow.to_nifi())
+    assert "hunter2-key" not in text
+    assert "SENSITIVE.sslpassword" in text
+    assert "require" in text
+
+
+def test_kerberos_user_service_is_refused() -> None:
+    """Kerberos User Service set: enabling fails naming it and what to use instead."""
+    with pytest.raises(ConfigurationError, match="Kerberos User Service is not supported"):
+        _enable(
+            **{"Database Connection URL": "jdbc:sqlite::memory:", "Kerberos User Service": "krb"}
+        )
+
+
+def test_idle_connection_evicted_and_pool_settings_key_the_engine(postgres) -> None:
+    """With Time Between Eviction Runs set, a connection idle past Minimum Evictable Idle
+    Time is replaced at its next checkout; a pool of other settings never takes the engine."""
+    import time
+
+    props = _pg(
+        postgres,
+        **{"Time Between Eviction Runs": "1 sec", "Minimum Evictable Idle Time": "1 millis"},
+    )
+    pool = _enable(**props)
+    try:
+        pid = "select pg_backend_pid()"
+        with pool.connection() as connection:
+            first = connection.exec_driver_sql(pid).scalar()
+        time.sleep(0.05)
+        with pool.connection() as connection:
+            assert connection.exec_driver_sql(pid).scalar() != first
+    finally:
+        pool.on_disabled()
+    engine = pool._engine_key
+    other = _enable(**props, **{"Maximum Idle Connections": "2"})
+    try:
+        assert other._engine_key != engine
+        assert other.engine().pool.size() == 2
+    finally:
+        other.on_disabled()
+
+
+def test_time_periods_accept_minus_one_and_refuse_text() -> None:
+    """NiFi's CUSTOM_TIME_PERIOD_VALIDATOR: a time period or -1; anything else is invalid,
+    named by property."""
+    service = DBCPConnectionPool(
+        "db",
+        **{
+            "Database Connection URL": "jdbc:sqlite::memory:",
+            "Max Wait Time": "-1",
+            "Maximum Connection Lifetime": "5 mins",
+            "Time Between Eviction Runs": "soon",
+        },
+    )
+    bad = [r.subject for r in service.validate() if not r.valid]
+    assert bad == ["Time Between Eviction Runs"]

@@ -235,3 +235,180 @@ def test_null_int_column_and_duplicate_columns(postgres) -> None:
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     runner.flowfiles_for("success")[0].assert_attribute_equals("executesql.row.count", "1")
+
+
+def test_output_batch_size_leaves_out_fragment_count(tmp_path: Path) -> None:
+    """NiFi's testWithOutputBatching(AndIncomingFlowFile): fragments without fragment.count."""
+    runner = _runner(
+        _sqlite(tmp_path, rows=20), **{"Max Rows Per Flow File": "5", "Output Batch Size": "2"}
+    )
+    runner.enqueue(b"select * from persons", {"attr1": "value1"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 4)
+    outs = runner.flowfiles_for("success")
+    assert [o.attributes["fragment.index"] for o in outs] == ["0", "1", "2", "3"]
+    for out in outs:
+        out.assert_attribute_not_exists("fragment.count")
+        out.assert_attribute_equals("executesql.row.count", "5")
+        out.assert_attribute_equals("executesql.resultset.index", "0")
+        out.assert_attribute_equals("attr1", "value1")
+    assert len({o.attributes["input.flowfile.uuid"] for o in outs}) == 1
+
+
+def test_failure_after_a_sent_batch_keeps_it(tmp_path: Path) -> None:
+    """A post-query failing after a batch went out: the batch stays in success, the failure
+    is a new FlowFile with the input's attributes (NiFi's retained attributes)."""
+    runner = _runner(
+        _sqlite(tmp_path, rows=10),
+        **{
+            "Max Rows Per Flow File": "5",
+            "Output Batch Size": "1",
+            "SQL Post-Query": "select * from missing_table",
+        },
+    )
+    runner.enqueue(b"select * from persons", {"attr1": "value1"})
+    runner.run()
+    runner.assert_transfer_count("success", 2)
+    runner.assert_transfer_count("failure", 1)
+    failed = runner.flowfiles_for("failure")[0]
+    failed.assert_attribute_equals("attr1", "value1")
+    assert "no such table: missing_table" in failed.attributes["executesql.error.message"]
+
+
+def test_max_wait_time_cancels_a_long_query(tmp_path: Path) -> None:
+    """Max Wait Time (NiFi's query timeout): a query past it is cancelled, to failure with
+    a message naming the property; 0 seconds is no limit."""
+    endless = (
+        "with recursive c(x) as (select 1 union all select x + 1 from c) select count(*) from c"
+    )
+    url = _sqlite(tmp_path)
+    runner = _runner(url, **{"Max Wait Time": "1 sec"})
+    runner.enqueue(endless.encode())
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    message = runner.flowfiles_for("failure")[0].attributes["executesql.error.message"]
+    assert "Max Wait Time (1 seconds)" in message
+    runner = _runner(url, **{"Max Wait Time": "0 seconds"})
+    runner.enqueue(b"select count(*) from persons")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+
+
+def test_set_auto_commit_false_rolls_back_with_the_failure(tmp_path: Path) -> None:
+    """Set Auto Commit false: a pre-query's change is rolled back when the query fails;
+    true (the default): it was committed by itself."""
+    url = _sqlite(tmp_path)
+    for auto, expected in (("false", 3), ("true", 4)):
+        runner = _runner(
+            url,
+            **{
+                "Set Auto Commit": auto,
+                "SQL Pre-Query": "insert into persons values (9, 'Ann', 90)",
+            },
+        )
+        runner.enqueue(b"select * from nowhere")
+        runner.run()
+        runner.assert_all_flowfiles_transferred("failure", 1)
+        with sqlite3.connect(url.removeprefix("jdbc:sqlite:")) as db:
+            assert db.execute("select count(*) from persons").fetchone()[0] == expected
+
+
+def test_no_input_failure_yields_without_flowfile(tmp_path: Path) -> None:
+    """NiFi's testWithSqlException: no incoming connection, a bad query: nothing routed."""
+    runner = _runner(_sqlite(tmp_path), incoming=False, **{"SQL Query": "select val1 from x"})
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    runner.assert_transfer_count("failure", 0)
+
+
+def test_postgres_auto_commit_and_statement_cancel(postgres) -> None:
+    """On PostgreSQL: VACUUM runs only with Set Auto Commit true (outside a transaction);
+    pg_sleep past Max Wait Time is cancelled; the pool's connection serves the next run."""
+    postgres.execute("drop table if exists vac")
+    postgres.execute("create table vac (a int)")
+    runner = _runner(postgres.jdbc_url, **{"Set Auto Commit": "false"})
+    runner.enqueue(b"vacuum vac")
+    runner.run()
+    message = runner.flowfiles_for("failure")[0].attributes["executesql.error.message"]
+    assert "cannot run inside a transaction block" in message
+    runner = _runner(postgres.jdbc_url, **{"Max Wait Time": "1 sec"})
+    runner.enqueue(b"vacuum vac")
+    runner.enqueue(b"select pg_sleep(30)")
+    runner.enqueue(b"select 1 as one")
+    runner.run(3)
+    runner.assert_transfer_count("failure", 1)
+    assert (
+        "Max Wait Time" in runner.flowfiles_for("failure")[0].attributes["executesql.error.message"]
+    )
+    outs = runner.flowfiles_for("success")
+    assert [o.attributes["executesql.row.count"] for o in outs] == ["0", "1"]
+
+
+def test_incoming_connection_with_no_flowfile(tmp_path: Path) -> None:
+    """NiFi's testIncomingConnectionWithNoFlowFile: an empty queue runs no query."""
+    runner = _runner(_sqlite(tmp_path), **{"SQL Query": "select * from persons"})
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    runner.assert_transfer_count("failure", 0)
+
+
+@pytest.mark.parametrize("codec", ["DEFLATE", "BZIP2", "SNAPPY"])
+def test_compression(tmp_path: Path, codec: str) -> None:
+    """NiFi's testCompression: the Avro file's avro.codec is the Compression Format's."""
+    runner = _runner(_sqlite(tmp_path), **{"Compression Format": codec})
+    runner.enqueue(b"select * from persons")
+    runner.run()
+    content = runner.flowfiles_for("success")[0].content
+    reader = fastavro.reader(io.BytesIO(content))
+    assert reader.metadata["avro.codec"] == codec.lower()
+    assert len(list(reader)) == 3
+
+
+def test_multiple_result_sets_fragment_counts(postgres) -> None:
+    """Two result sets (two statements, psycopg's nextset): each is fragmented on its own,
+    with its own resultset.index and fragment.count."""
+    runner = _runner(postgres.jdbc_url, **{"Max Rows Per Flow File": "2"})
+    runner.enqueue(b"select generate_series(1, 3) as a; select generate_series(1, 5) as b")
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    seen = [
+        (o.attributes["executesql.resultset.index"], o.attributes["fragment.count"]) for o in outs
+    ]
+    assert seen == [("0", "2"), ("0", "2"), ("1", "3"), ("1", "3"), ("1", "3")]
+    assert [o.attributes["executesql.row.count"] for o in outs] == ["2", "1", "2", "2", "1"]
+
+
+def test_drop_table_gives_an_empty_avro_file(tmp_path: Path) -> None:
+    """NiFi's testDropTableWithOverwrite: a DROP TABLE yields one Avro file of no records."""
+    runner = _runner(_sqlite(tmp_path), **{"SQL Query": "DROP TABLE persons"})
+    runner.enqueue(b"some data")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert _records(runner.flowfiles_for("success")[0].content)[1] == []
+
+
+def test_nifi_1_property_names_are_accepted() -> None:
+    """NiFi's testMigrateProperties: the old internal names set today's properties."""
+    renamed = {
+        "sql-pre-query": "SQL Pre-Query",
+        "SQL select query": "SQL Query",
+        "sql-post-query": "SQL Post-Query",
+        "esql-max-rows": "Max Rows Per Flow File",
+        "esql-output-batch-size": "Output Batch Size",
+        "esql-fetch-size": "Fetch Size",
+        "esql-auto-commit": "Set Auto Commit",
+        "compression-format": "Compression Format",
+        "dbf-normalize": "Normalize Table/Column Names",
+        "dbf-user-logical-types": "Use Avro Logical Types",
+        "dbf-default-precision": "Default Decimal Precision",
+        "dbf-default-scale": "Default Decimal Scale",
+    }
+    values = {"esql-auto-commit": "false", "compression-format": "SNAPPY"}
+    values |= {"dbf-normalize": "true", "dbf-user-logical-types": "true"}
+    for old, new in renamed.items():
+        value = values.get(old, "7")
+        processor = ExecuteSQL(**{old: value})
+        descriptor = processor.resolve_descriptor(new)
+        assert descriptor is not None
+        assert processor.effective_value(descriptor) == value, old
+        assert not processor.dynamic_properties, old

@@ -72,3 +72,79 @@ def test_postgres_types_reach_the_writer(postgres) -> None:
     assert float(row["amount"]) == 2.5
     assert row["day"] == 1709510400000  # NiFi's writer: epoch millis without a Date Format
     assert row["at"] == 1709528767000
+
+
+def _bad_row_table(tmp_path: Path) -> str:
+    """A table whose integer column holds text in its last row (SQLite keeps it as written)."""
+    path = tmp_path / "bad.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("create table t (id integer, v integer)")
+        db.executemany("insert into t values (?, ?)", [(0, 0), (1, 1), (2, 2), (3, "abc")])
+    return f"jdbc:sqlite:{path}"
+
+
+def test_write_failure_after_a_sent_batch_keeps_it(tmp_path: Path) -> None:
+    """NiFi's testStreamingExceptionWhileOutputBatchingRoutesOriginalFlowFileToFailure: the
+    batch already sent stays in success; the failure carries the input's attributes."""
+    props = {"Max Rows Per Flow File": "2", "Output Batch Size": "1", "Fetch Size": "2"}
+    runner = _runner(_bad_row_table(tmp_path), **props)
+    runner.enqueue(b"select * from t order by id", {"retain.attr": "retain-value"})
+    runner.run()
+    runner.assert_transfer_count("success", 1)
+    runner.assert_transfer_count("failure", 1)
+    failed = runner.flowfiles_for("failure")[0]
+    failed.assert_attribute_equals("retain.attr", "retain-value")
+    assert "'abc'" in failed.attributes["executesql.error.message"]
+
+
+def test_write_failure_without_batching_fails_the_input(tmp_path: Path) -> None:
+    """NiFi's testWithOutputBatchingLastBatchFails / ...ErrorProcessingResultSet: a fragment
+    failing to write sends the input, unchanged, to failure and no fragment to success."""
+    runner = _runner(_bad_row_table(tmp_path), **{"Max Rows Per Flow File": "2"})
+    runner.enqueue(b"select * from t order by id")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    runner.flowfiles_for("failure")[0].assert_content_equals("select * from t order by id")
+
+
+def test_pre_and_post_queries_and_post_query_failure(tmp_path: Path) -> None:
+    """NiFi's testPreQuery, testPostQuery and testPostQueryFail: the queries run around the
+    query; a failing post-query sends the input, content unchanged, to failure."""
+    url = _bad_row_table(tmp_path)
+    props = {"SQL Pre-Query": "select 1", "SQL Query": "select id from t where id = 1"}
+    runner = _runner(url, **props, **{"SQL Post-Query": "select 2"})
+    runner.enqueue(b"test")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    runner.flowfiles_for("success")[0].assert_attribute_equals("executesql.row.count", "1")
+    runner = _runner(url, **props, **{"SQL Post-Query": "select * from missing_table"})
+    runner.enqueue(b"test")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    runner.flowfiles_for("failure")[0].assert_content_equals("test")
+
+
+def test_flowfile_attribute_resolution(tmp_path: Path) -> None:
+    """NiFi's testFlowFileAttributeResolution: the Record Writer evaluates its properties
+    against the input FlowFile's attributes (a CSV separator from csv.separator)."""
+    from processors.record_services import CSVRecordSetWriter
+
+    path = tmp_path / "db.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("create table t (id integer, val1 integer, val2 integer)")
+        db.executemany("insert into t values (?, 1, 1)", [(0,), (1,)])
+    runner = _runner(
+        f"jdbc:sqlite:{path}", **{"Record Writer": "csv", "SQL Query": "select * from t"}
+    )
+    runner.add_service(
+        CSVRecordSetWriter(
+            "csv",
+            value_separator="${csv.separator}",
+            quote_mode="MINIMAL",
+            include_header_line="true",
+        )
+    )
+    runner.enqueue(b"", {"csv.separator": "|"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    runner.flowfiles_for("success")[0].assert_content_equals("id|val1|val2\n0|1|1\n1|1|1\n")

@@ -7,6 +7,9 @@ import datetime
 import sqlite3
 from pathlib import Path
 
+import pytest
+
+from flowcore.errors import ProcessException
 from flowcore.testing import TestRunner
 from processors.sql.dbcp import DBCPConnectionPool
 from processors.sql.put_sql import PutSQL
@@ -50,8 +53,9 @@ def test_direct_statement_and_parameters(tmp_path: Path) -> None:
 
 
 def test_failure_and_bad_argument(tmp_path: Path) -> None:
-    """A duplicate key and an argument that does not parse go to failure."""
-    runner, path = _runner(tmp_path)
+    """Without Support Fragmented Transactions, a duplicate key and an argument that does
+    not parse go to failure alone."""
+    runner, path = _runner(tmp_path, **{"Support Fragmented Transactions": "false"})
     runner.enqueue("INSERT INTO PERSONS (ID, NAME) VALUES (1, 'a')")
     runner.enqueue("INSERT INTO PERSONS (ID, NAME) VALUES (1, 'b')")
     runner.enqueue(
@@ -229,3 +233,263 @@ def test_fail_in_middle_with_bad_statement_rollback_on_failure(postgres) -> None
     runner.assert_transfer_count("success", 0)
     assert runner.queue_size() == 4
     assert postgres.execute("select count(*) from pg_persons") == [(0,)]
+
+
+def _fragment(runner: TestRunner, sql: str, fragment: str, count: str, index: str) -> None:
+    runner.enqueue(
+        sql, {"fragment.identifier": fragment, "fragment.count": count, "fragment.index": index}
+    )
+
+
+def test_autocommit_refuses_fragments_and_rollback(tmp_path: Path) -> None:
+    """NiFi's customValidate: Database Session AutoCommit true is invalid with Support
+    Fragmented Transactions or Rollback On Failure true."""
+    runner, _ = _runner(tmp_path, **{"Database Session AutoCommit": "true"})
+    problems = {r.subject: r.explanation for r in runner.processor.validate()}
+    assert "Support Fragmented Transactions" in problems
+    assert (
+        "cannot be set to 'true' when 'Database Session AutoCommit'"
+        in (problems["Support Fragmented Transactions"])
+    )
+    runner, _ = _runner(
+        tmp_path / "x" if (tmp_path / "x").mkdir() is None else tmp_path,
+        **{
+            "Database Session AutoCommit": "true",
+            "Support Fragmented Transactions": "false",
+            "Rollback On Failure": "true",
+        },
+    )
+    assert [r.subject for r in runner.processor.validate()] == ["Rollback On Failure"]
+
+
+def test_transaction_timeout_sends_incomplete_fragments_to_failure(tmp_path: Path) -> None:
+    """NiFi's testTransactionTimeout: fragments not all queued go back penalized; once
+    Transaction Timeout has passed they go to failure with the reason."""
+    runner, path = _runner(tmp_path, **{"Transaction Timeout": "5 secs"})
+    _fragment(runner, "INSERT INTO PERSONS (ID) VALUES (1)", "t3", "2", "0")
+    runner.run()
+    runner.assert_transfer_count("failure", 0)
+    assert runner.queue_size() == 1
+    runner.advance_time(31)  # past the penalty (30 s) and the timeout
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    message = runner.flowfiles_for("failure")[0].attributes["error.message"]
+    assert message.startswith("The transaction timeout has expired")
+    assert _rows(path) == []
+
+
+def test_fragmented_transaction_larger_than_batch_size(tmp_path: Path) -> None:
+    """All fragments of a transaction are taken whatever Batch Size (NiFi's filter), run in
+    fragment.index order; plain FlowFiles wait for the next trigger."""
+    runner, path = _runner(tmp_path, **{"Batch Size": "2"})
+    runner.enqueue("INSERT INTO PERSONS (ID, NAME) VALUES (9, 'plain')")
+    _fragment(runner, "UPDATE PERSONS SET NAME = 'second' WHERE ID = 1", "t4", "3", "2")
+    _fragment(runner, "INSERT INTO PERSONS (ID, NAME) VALUES (1, 'first')", "t4", "3", "0")
+    _fragment(runner, "UPDATE PERSONS SET CODE = 7 WHERE ID = 1", "t4", "3", "1")
+    runner.run()
+    runner.assert_transfer_count("success", 1)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 4)
+    assert _rows(path) == [(1, "second", 7), (9, "plain", None)]
+
+
+def test_inconsistent_fragment_attributes_go_to_failure(tmp_path: Path) -> None:
+    """NiFi's isFragmentedTransactionReady checks: a repeated fragment.index fails the whole
+    transaction with the reason in error.message."""
+    runner, path = _runner(tmp_path)
+    _fragment(runner, "INSERT INTO PERSONS (ID) VALUES (1)", "t5", "2", "0")
+    _fragment(runner, "INSERT INTO PERSONS (ID) VALUES (2)", "t5", "2", "0")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 2)
+    message = runner.flowfiles_for("failure")[0].attributes["error.message"]
+    assert "same value for the fragment.index attribute" in message
+    assert _rows(path) == []
+
+
+def test_batch_size_bounds_a_trigger(tmp_path: Path) -> None:
+    """Batch Size: a trigger takes at most that many FlowFiles."""
+    runner, path = _runner(tmp_path, **{"Batch Size": "2"})
+    for n in range(5):
+        runner.enqueue(f"INSERT INTO PERSONS (ID) VALUES ({n})")
+    runner.run()
+    runner.assert_transfer_count("success", 2)
+    assert runner.queue_size() == 3
+    assert len(_rows(path)) == 2
+
+
+def test_obtain_generated_keys_sqlite(tmp_path: Path) -> None:
+    """NiFi's testInsertWithGeneratedKeys: an INSERT gets sql.generated.key; an UPDATE after
+    it gets none (sqlite3's lastrowid still holds the insert's id)."""
+    runner, _ = _runner(
+        tmp_path,
+        **{"Obtain Generated Keys": "true", "Support Fragmented Transactions": "false"},
+    )
+    runner.enqueue("INSERT INTO PERSONS (NAME, CODE) VALUES ('Mark', 84)")
+    runner.enqueue("UPDATE PERSONS SET CODE = 1")
+    runner.run()
+    first, second = runner.flowfiles_for("success")
+    first.assert_attribute_equals("sql.generated.key", "1")
+    second.assert_attribute_not_exists("sql.generated.key")
+
+
+def test_obtain_generated_keys_and_autocommit_postgres(postgres) -> None:
+    """PostgreSQL: the generated identity is the key (RETURNING *, as pgjdbc); Database
+    Session AutoCommit true runs a statement that refuses a transaction (VACUUM)."""
+    runner = _pg(postgres, _AI, **{"Obtain Generated Keys": "true"})
+    runner.enqueue("INSERT INTO pg_persons (NAME, CODE) VALUES ('Mark', 84)")
+    runner.enqueue("INSERT INTO pg_persons (NAME, CODE) VALUES ('Tom', 3);")
+    runner.run()
+    keys = [f.attributes["sql.generated.key"] for f in runner.flowfiles_for("success")]
+    assert keys == ["1", "2"]
+    runner = _pg(postgres, _AI)
+    runner.enqueue("VACUUM pg_persons")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    runner = _pg(
+        postgres,
+        _AI,
+        **{"Database Session AutoCommit": "true", "Support Fragmented Transactions": "false"},
+    )
+    runner.enqueue("VACUUM pg_persons")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+
+
+def test_fail_in_middle_with_bad_statement_support_transaction(postgres) -> None:
+    """NiFi's testFailInMiddleWithBadStatementAndSupportTransaction: with Support Fragmented
+    Transactions a batch is one transaction: all four to failure, one with the error
+    attributes, no row written."""
+    runner = _pg(postgres, _AI)
+    for sql in _MIDDLE:
+        runner.enqueue(sql)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 4)
+    marked = [f for f in runner.flowfiles_for("failure") if "error.message" in f.attributes]
+    assert len(marked) == 1
+    assert marked[0].content == b"INSERT INTO pg_persons"
+    assert postgres.execute("select count(*) from pg_persons") == [(0,)]
+
+
+def test_keep_flowfile_ordering(tmp_path: Path) -> None:
+    """NiFi's testKeepFlowFileOrdering(WithFragmentedTransaction, WithObtainGeneratedKeys):
+    FlowFiles reach success in the order they came, their statements run in that order."""
+    delete, insert = "DELETE FROM PERSONS WHERE ID = ?", "INSERT INTO PERSONS (ID) VALUES (?)"
+    statements = [delete, insert, insert, delete, delete, insert]
+    for props in (
+        {"Support Fragmented Transactions": "true"},
+        {"Support Fragmented Transactions": "false", "Obtain Generated Keys": "true"},
+    ):
+        base = tmp_path / str(len(props))
+        base.mkdir()
+        runner, path = _runner(base, **{"Batch Size": "10", **props})
+        for n, sql in enumerate(statements):
+            runner.enqueue(sql, {"sql.args.1.type": "4", "sql.args.1.value": str(n)})
+        runner.run()
+        outs = runner.flowfiles_for("success")
+        assert [o.content.decode() for o in outs] == statements
+        assert [o.attributes["sql.args.1.value"] for o in outs] == [str(n) for n in range(6)]
+        assert [r[0] for r in _rows(path)] == [1, 2, 5]
+
+
+def test_multiple_flowfiles_successful_in_transaction(tmp_path: Path) -> None:
+    """NiFi's testMultipleFlowFilesSuccessfulInTransaction: the first fragment waits
+    (penalized), the second arrives, both commit together in fragment.index order."""
+    runner, path = _runner(tmp_path, **{"Batch Size": "1"})
+    _fragment(runner, "INSERT INTO PERSONS (ID, NAME, CODE) VALUES (1, 'Mark', 84)", "1", "2", "0")
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    _fragment(runner, "UPDATE PERSONS SET NAME='Leonard' WHERE ID=1", "1", "2", "1")
+    runner.advance_time(31)  # the first one's penalty (30 s)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 2)
+    assert _rows(path) == [(1, "Leonard", 84)]
+
+
+def test_null_fragment_count_and_timeout_with_rollback_on_failure(tmp_path: Path) -> None:
+    """NiFi's testNullFragmentCountRollbackOnFailure and testTransactionTimeoutRollbackOnFailure:
+    with Rollback On Failure the trigger fails and the FlowFiles stay queued."""
+    runner, _ = _runner(
+        tmp_path, **{"Rollback On Failure": "true", "Transaction Timeout": "5 secs"}
+    )
+    _fragment(runner, "", "1", "2", "0")
+    runner.enqueue("", {"fragment.identifier": "1", "fragment.index": "1"})
+    with pytest.raises(ProcessException, match=r"not all FlowFiles have a fragment\.count"):
+        runner.run()
+    runner.assert_transfer_count("failure", 0)
+    assert runner.queue_size() == 2
+    runner, _ = _runner(
+        tmp_path / "t" if (tmp_path / "t").mkdir() is None else tmp_path,
+        **{"Rollback On Failure": "true", "Transaction Timeout": "5 secs"},
+    )
+    _fragment(runner, "INSERT INTO PERSONS (ID) VALUES (1)", "1", "2", "0")
+    runner.advance_time(10)
+    with pytest.raises(ProcessException, match="The transaction timeout has expired"):
+        runner.run()
+    runner.assert_transfer_count("failure", 0)
+    assert runner.queue_size() == 1
+
+
+_BAD_PARAMETERS = {
+    "type": _args((12, "hello")),  # VARCHAR into the integer CODE: the database refuses it
+    "value": _args((4, "9999")),  # past CODE's check constraint
+    "number": _args((4, "hello")),  # INTEGER that does not parse: refused before the database
+}
+
+
+@pytest.mark.parametrize("bad", sorted(_BAD_PARAMETERS))
+@pytest.mark.parametrize("transactions", ["true", "false"])
+def test_fail_in_middle_with_bad_parameter(postgres, bad: str, transactions: str) -> None:
+    """NiFi's testFailInMiddleWithBadParameterType/Value(And(Not)SupportTransaction) and
+    testFailInMiddleWithNumberFormatException: alone, the bad FlowFile fails and the others
+    succeed; in a transaction all four fail, the error attributes on the bad one only."""
+    runner = _pg(postgres, _AI, **{"Support Fragmented Transactions": transactions})
+    sql = "INSERT INTO pg_persons (NAME, CODE) VALUES ('Mark', ?)"
+    good = _args((4, "84"))
+    for attributes in (good, _BAD_PARAMETERS[bad], good, good):
+        runner.enqueue(sql, attributes)
+    runner.run()
+    failed = runner.flowfiles_for("failure")
+    marked = [f for f in failed if "error.message" in f.attributes]
+    assert len(marked) == 1
+    assert marked[0].attributes["sql.args.1.value"] == _BAD_PARAMETERS[bad]["sql.args.1.value"]
+    if bad != "number":
+        assert "error.sql.state" in marked[0].attributes
+    rows = postgres.execute("select count(*) from pg_persons")[0][0]
+    if transactions == "true":
+        assert (len(failed), len(runner.flowfiles_for("success")), rows) == (4, 0, 0)
+    else:
+        assert (len(failed), len(runner.flowfiles_for("success")), rows) == (1, 3, 3)
+        for out in runner.flowfiles_for("success"):
+            out.assert_attribute_not_exists("error.message")
+
+
+def test_retryable_failure_rollback_on_failure(postgres) -> None:
+    """NiFi's testRetryableFailureRollbackOnFailure / testMultipleStatementsWithinFlowFile-
+    RollbackOnFailure: with Rollback On Failure the trigger fails, nothing is routed."""
+    runner = _pg(
+        postgres,
+        "id integer primary key, name varchar(100), code integer",
+        **{"Rollback On Failure": "true"},
+    )
+    runner.enqueue(
+        "INSERT INTO pg_persons (ID, NAME, CODE) VALUES (?, ?, ?); "
+        "UPDATE pg_persons SET NAME='George' WHERE ID=?; ",
+        _args((4, "1"), (12, "Mark"), (4, "84"), (4, "1")),
+    )
+    with pytest.raises(ProcessException):
+        runner.run()
+    runner.assert_transfer_count("retry", 0)
+    runner.assert_transfer_count("failure", 0)
+    assert runner.queue_size() == 1
+
+
+def test_bit_type(postgres) -> None:
+    """NiFi's testBitType: BIT (-7) values 1, 0, -5, t, f, T, true, false bind a boolean."""
+    runner = _pg(postgres, "id integer primary key, bt1 boolean")
+    sql = "INSERT INTO pg_persons (ID, BT1) VALUES (?, ?)"
+    for n, value in enumerate(["1", "0", "-5", "t", "f", "T", "true", "false"], start=1):
+        runner.enqueue(sql, _args((4, str(n)), (-7, value)))
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 8)
+    rows = postgres.execute("select bt1 from pg_persons order by id")
+    assert [r[0] for r in rows] == [True, False, False, True, False, True, True, False]
