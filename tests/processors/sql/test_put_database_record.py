@@ -259,7 +259,7 @@ def test_postgres_column_wise_insert_matches_executemany(  # noqa: PLR0917
     failures (a varchar(n), char(n) or domain over varchar(n) value too long fails, nothing
     is kept) are executemany's."""
     from processors.record_services import ParquetReader
-    from processors.sql import _column_insert, put_database_record
+    from processors.sql import _column_insert, record_statements
 
     postgres.execute("drop table if exists kinds")
     postgres.execute("drop type if exists kinds_mood")
@@ -274,11 +274,11 @@ def test_postgres_column_wise_insert_matches_executemany(  # noqa: PLR0917
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(put_database_record, "column_insert", counted)
+    monkeypatch.setattr(record_statements, "column_insert", counted)
     outcomes = []
     for column_wise in (True, False):
         if not column_wise:
-            monkeypatch.setattr(put_database_record, "usable", lambda *_: False)
+            monkeypatch.setattr(record_statements, "usable", lambda *_: False)
         postgres.execute("delete from kinds")
         runner = _runner(
             postgres.jdbc_url,
@@ -467,7 +467,6 @@ def test_insert_mismatched_compatible_data_types(postgres) -> None:
     assert postgres.execute("select * from persons") == [(1, "42", 101)]
 
 
-@pytest.mark.xfail(strict=True, reason="Statement Type SQL (Field Containing SQL) is not built")
 def test_insert_via_sql_type(postgres) -> None:
     """NiFi's testInsertViaSqlTypeOneStatement: Statement Type SQL runs a record's field."""
     runner = _pg_persons(
