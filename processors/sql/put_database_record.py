@@ -177,11 +177,6 @@ class PutDatabaseRecord(Processor):
         engine = pool.engine()
         prefix = prepared.gid_prefix(context.component)
         gid = prepared.new_gid(prefix) if prefix and self._two_phase(context, pool) else None
-        writer = (
-            None
-            if statement_type == SQL_TYPE
-            else self._writer(context, flowfile, pool, statement_type, table_name)
-        )
         batch_size = (
             context.get_property(MAX_BATCH_SIZE)
             .evaluate_attribute_expressions(flowfile)
@@ -196,8 +191,12 @@ class PutDatabaseRecord(Processor):
         ):
             if gid is not None:
                 prepared.begin(connection)
-            run_statements(connection, self._sql(context, flowfile, PRE_PROCESSING_SQL))
-            if writer is None:  # Statement Type SQL: each record's field is run
+            run_statements(
+                connection,
+                self._sql(context, flowfile, PRE_PROCESSING_SQL),
+                PRE_PROCESSING_SQL.name,
+            )
+            if statement_type == SQL_TYPE:  # each record's field is run
                 count = execute_sql_field(
                     connection,
                     records,
@@ -208,9 +207,16 @@ class PutDatabaseRecord(Processor):
                     flowfile,
                 )
             else:
+                writer = self._writer(
+                    context, flowfile, connection, pool.enabling(), statement_type, table_name
+                )
                 for batch in records:
                     count += writer.write(connection, batch, batch_size)
-            run_statements(connection, self._sql(context, flowfile, POST_PROCESSING_SQL))
+            run_statements(
+                connection,
+                self._sql(context, flowfile, POST_PROCESSING_SQL),
+                POST_PROCESSING_SQL.name,
+            )
             if gid is not None:  # committed after the FlowFile is (run_after_commit_actions)
                 prepared.prepare(connection, gid)
         if gid is not None:
@@ -225,8 +231,13 @@ class PutDatabaseRecord(Processor):
         )
 
     @staticmethod
-    def _writer(
-        context: ProcessContext, flowfile: FlowFile, pool: Any, statement_type: str, table_name: str
+    def _writer(  # noqa: PLR0917 (the trigger's pieces)
+        context: ProcessContext,
+        flowfile: FlowFile,
+        connection: Any,
+        enabling: int,
+        statement_type: str,
+        table_name: str,
     ) -> DmlWriter:
         """The generated statements' writer: the table read, keys and record paths set."""
 
@@ -234,8 +245,7 @@ class PutDatabaseRecord(Processor):
             return context.get_property(descriptor).evaluate_attribute_expressions(flowfile).value
 
         limit = context.get_property(TABLE_SCHEMA_CACHE_SIZE).as_integer() or 0
-        engine = pool.engine()
-        table = SCHEMAS.get(engine, pool.enabling(), value(SCHEMA_NAME) or None, table_name, limit)
+        table = SCHEMAS.get(connection, enabling, value(SCHEMA_NAME) or None, table_name, limit)
         type_path = context.get_property(STATEMENT_TYPE_RECORD_PATH).value
         data_path = context.get_property(DATA_RECORD_PATH).value
         return DmlWriter(
@@ -243,7 +253,7 @@ class PutDatabaseRecord(Processor):
             table,
             statement_type,
             {"UPDATE": value(UPDATE_KEYS), "DELETE": value(DELETE_KEYS)},
-            engine.dialect.name,
+            connection.dialect.name,
             value(BINARY_STRING_FORMAT),
             compile_record_path(type_path)
             if statement_type == USE_RECORD_PATH and type_path

@@ -26,7 +26,7 @@ from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.record_path import FieldValue, RecordPath
 from processors.sql.record_statements import StatementPlan
-from processors.sql.statements import split_statements
+from processors.sql.statements import describe_error, is_retryable, split_statements
 
 __all__ = ["DmlWriter", "execute_sql_field", "run_statements", "statement_type_of"]
 
@@ -43,11 +43,24 @@ RECORD_PATH_TYPES = {
 }
 
 
-def run_statements(connection: Any, statements: Iterable[str]) -> None:
-    """Run each SQL statement as it is (no parameters: a ``%`` is the SQL's own)."""
+def run_statements(connection: Any, statements: Iterable[str], source: str | None = None) -> None:
+    """Run each SQL statement as it is (no parameters: a ``%`` is the SQL's own).
+
+    Raises:
+        ProcessException: a statement of *source* (a property: Pre-Processing SQL) failed;
+            NiFi's message names the property and the statement. A lost connection is raised
+            as the driver's error (the FlowFile goes to retry).
+    """
     raw = connection.execution_options(no_parameters=True)
     for statement in statements:
-        raw.exec_driver_sql(statement)
+        try:
+            raw.exec_driver_sql(statement)
+        except Exception as error:
+            if source is None or is_retryable(error):
+                raise
+            cause = describe_error(error, "the database")
+            msg = f"Failed to execute {source} Statement [{statement}]: {cause}"
+            raise ProcessException(msg) from error
 
 
 def execute_sql_field(
@@ -107,7 +120,7 @@ def statement_type_of(path: RecordPath, record: dict[str, Any]) -> str:
             f"results ({', '.join(values)})"
         )
         raise ProcessException(msg)
-    text = str(found[0]).upper()
+    text = "NULL" if found[0] is None else str(found[0]).upper()  # NiFi's String.valueOf
     if text not in RECORD_PATH_TYPES:
         msg = (
             f"Evaluated RecordPath {path.path} against Record to determine Statement Type but "
@@ -223,7 +236,7 @@ class DmlWriter:
     def _data(self, record: dict[str, Any]) -> list[FieldValue]:
         """The records Data Record Path selects in *record* (NiFi's messages when none)."""
         assert self.data_path is not None
-        selected = list(self.data_path.evaluate(record))
+        selected = [v for v in self.data_path.evaluate(record) if v.value is not None]
         if not selected:
             msg = f"RecordPath {self.data_path.path} evaluated against Record yielded no results."
             raise ProcessException(msg)

@@ -51,17 +51,24 @@ class TableSchemas:
         self.tables: dict[tuple[int, str, str | None, str], Any] = {}
         self.lock = threading.Lock()
 
-    def get(self, engine: Any, enabling: int, schema: str | None, table: str, limit: int) -> Any:
-        """*table* of *schema* as SQLAlchemy reflects it, read once per enabling of the pool."""
+    def get(
+        self, connection: Any, enabling: int, schema: str | None, table: str, limit: int
+    ) -> Any:
+        """*table* of *schema* as SQLAlchemy reflects it, read once per enabling of the pool.
+
+        Read through the FlowFile's *connection*: a table its Pre-Processing SQL creates is
+        seen (NiFi reads the table after that SQL too).
+        """
         import sqlalchemy as sa  # noqa: PLC0415
 
+        engine = connection.engine
         key = (enabling, engine.url.render_as_string(hide_password=True), schema, table)
         with self.lock:
             found = self.tables.get(key)
         if found is not None:
             return found
         try:
-            reflected = sa.Table(table, sa.MetaData(), schema=schema, autoload_with=engine)
+            reflected = sa.Table(table, sa.MetaData(), schema=schema, autoload_with=connection)
         except sa.exc.NoSuchTableError:
             where = f"{schema}.{table}" if schema else table
             msg = f"table {where!r} does not exist"

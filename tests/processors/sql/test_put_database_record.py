@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import sqlite3
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
-from flowcore.errors import ProcessException
+from flowcore.errors import InvalidProcessorError, ProcessException
 from flowcore.testing import TestRunner
 from processors.record_services import JsonTreeReader
 from processors.sql.dbcp import DBCPConnectionPool
@@ -467,14 +470,309 @@ def test_insert_mismatched_compatible_data_types(postgres) -> None:
     assert postgres.execute("select * from persons") == [(1, "42", 101)]
 
 
-def test_insert_via_sql_type(postgres) -> None:
-    """NiFi's testInsertViaSqlTypeOneStatement: Statement Type SQL runs a record's field."""
+_PERSONS = "id integer primary key, name varchar(100), code integer"
+
+
+def _sql_runner(postgres, content: bytes, **props: str) -> TestRunner:
+    """NiFi's SQL-type setup: Use statement.type Attribute, Field Containing SQL 'sql'."""
     runner = _pg_persons(
         postgres,
-        "id integer primary key, name varchar(100), code integer",
-        **{"Statement Type": "SQL", "Field Containing SQL": "sql"},
+        _PERSONS,
+        **{
+            "Statement Type": "Use statement.type Attribute",
+            "Field Containing SQL": "sql",
+            **props,
+        },
     )
-    runner.enqueue(b'[{"sql": "INSERT INTO persons (id, name, code) VALUES (1, \'rec1\', 101)"}]')
+    runner.enqueue(content, {"statement.type": "sql"})
+    return runner
+
+
+def _sql_records(*statements: str) -> bytes:
+    return json.dumps([{"sql": s} for s in statements]).encode()
+
+
+_INSERT_1 = "INSERT INTO persons (id, name, code) VALUES (1, 'rec1',101)"
+_INSERT_2 = "INSERT INTO persons (id, name, code) VALUES (2, 'rec2',102)"
+
+
+def test_insert_via_sql_type(postgres) -> None:
+    """NiFi's testInsertViaSqlTypeOneStatement: statement.type SQL runs a record's field as it
+    is (a literal % is the SQL's own); SQL is no Statement Type value (NiFi's: attribute only)."""
+    runner = _sql_runner(
+        postgres, _sql_records("INSERT INTO persons (id, name, code) VALUES (1, '100%', 101)")
+    )
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
-    assert postgres.execute("select * from persons") == [(1, "rec1", 101)]
+    assert postgres.execute("select * from persons") == [(1, "100%", 101)]
+    assert [e.event_type.value for e in runner.provenance_events] == ["SEND"]
+    with pytest.raises(InvalidProcessorError, match="Statement Type"):
+        _pg_persons(
+            postgres, _PERSONS, **{"Statement Type": "SQL", "Field Containing SQL": "sql"}
+        ).run()
+
+
+@pytest.mark.parametrize(
+    ("statements", "multiple", "rows"),
+    [
+        ((_INSERT_1, _INSERT_2 + ";"), "true", [(1, "rec1", 101), (2, "rec2", 102)]),
+        (
+            (_INSERT_1, _INSERT_2, "UPDATE persons SET code = 101 WHERE id = 1"),
+            "false",
+            [(1, "rec1", 101), (2, "rec2", 102)],
+        ),
+        ((f"{_INSERT_1};{_INSERT_2};",), "true", [(1, "rec1", 101), (2, "rec2", 102)]),
+    ],
+    ids=["two-records-semicolon", "three-records", "one-record-two-statements"],
+)
+def test_insert_via_sql_type_statements(postgres, statements, multiple, rows) -> None:
+    """NiFi's testInsertViaSqlTypeTwoStatementsSemicolon, ...ThreeStatements and
+    testMultipleInsertsForTwoStatementsViaSqlStatementType: a record per statement, or one
+    record's statements split on ';' with Allow Multiple SQL Statements."""
+    runner = _sql_runner(
+        postgres, _sql_records(*statements), **{"Allow Multiple SQL Statements": multiple}
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select * from persons order by id") == rows
+
+
+def test_multiple_inserts_via_sql_statement_type_bad_sql(postgres) -> None:
+    """NiFi's testMultipleInsertsViaSqlStatementTypeBadSQL: a bad third statement fails the
+    FlowFile and rolls back the two before it; the error names the missing table."""
+    bad = "INSERT INTO persons2 (id, name, code) VALUES (2, 'rec2',102)"
+    runner = _sql_runner(
+        postgres,
+        _sql_records(f"{_INSERT_1};{_INSERT_2};{bad};"),
+        **{"Allow Multiple SQL Statements": "true"},
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert "persons2" in runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+    assert postgres.execute("select count(*) from persons") == [(0,)]
+
+
+def test_sql_statement_type_no_value(postgres) -> None:
+    """NiFi's testSqlStatementTypeNoValue and ...RollbackOnFailure: an empty or null SQL
+    field fails the FlowFile with NiFi's message (queued again with Rollback On Failure); a
+    schema without the field, or no Field Containing SQL, fails naming what to set."""
+    for content in (_sql_records(""), b'[{"sql": null}]'):
+        runner = _sql_runner(postgres, content)
+        runner.run()
+        runner.assert_all_flowfiles_transferred("failure", 1)
+        error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+        assert "Record had no (or null) value for Field Containing SQL: sql" in error
+    runner = _sql_runner(postgres, _sql_records(""), **{"Rollback On Failure": "true"})
+    with pytest.raises(ProcessException, match="Field Containing SQL"):
+        runner.run()
+    runner.assert_transfer_count("failure", 0)
+    runner.assert_transfer_count("success", 0)
+    runner = _sql_runner(postgres, b'[{"statement": "select 1"}]')
+    runner.run()
+    error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+    assert "Record schema does not contain Field Containing SQL: sql" in error
+    runner = _sql_runner(
+        postgres, _sql_records(_INSERT_1), **{"Field Containing SQL": "${no.such.attribute}"}
+    )
+    runner.run()
+    error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+    assert "no Field Containing SQL was found" in error
+
+
+def test_record_path_options(postgres) -> None:
+    """NiFi's testRecordPathOptions: Use Record Path takes each record's statement type
+    (INSERT, DELETE, UPDATE and Debezium's c, u) and Data Record Path the record written, in
+    the records' order."""
+    runner = _pg_persons(
+        postgres,
+        "id integer, name varchar(100), code integer",
+        **{
+            "Statement Type": "Use Record Path",
+            "Statement Type Record Path": "/operation",
+            "Data Record Path": "/data",
+            "Update Keys": "id",
+        },
+    )
+    records = [
+        ("INSERT", 1, "John Doe", 55),
+        ("INSERT", 2, "Jane Doe", 44),
+        ("c", 3, "Jim Doe", 2),
+        ("DELETE", 2, "Jane Doe", 44),
+        ("UPDATE", 1, "John Doe", 201),
+        ("u", 3, "Jim Doe", 20),
+    ]
+    runner.enqueue(
+        json.dumps(
+            [{"operation": o, "data": {"id": i, "name": n, "code": c}} for o, i, n, c in records]
+        ).encode()
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select * from persons order by id") == [
+        (1, "John Doe", 201),
+        (3, "Jim Doe", 20),
+    ]
+
+
+def test_record_path_errors(postgres) -> None:
+    """NiFi's RecordPathStatementType and getDataRecords messages: an unknown operation, a
+    Data Record Path selecting nothing or no record fail the FlowFile, nothing written."""
+    props = {"Statement Type": "Use Record Path", "Statement Type Record Path": "/op"}
+    cases = [
+        (b'[{"op": "c", "id": 1}, {"op": "MERGE", "id": 2}]', {}, "found invalid value: MERGE"),
+        (b'[{"id": 1}]', {}, "found invalid value: NULL"),
+        (
+            b'[{"op": "c", "id": 1}]',
+            {"Statement Type Record Path": "/op[. = 'x']"},
+            "against Record but got no results",
+        ),
+        (b'[{"op": "c", "data": 5}]', {"Data Record Path": "/data"}, "expected to return one"),
+        (b'[{"op": "c", "x": 5}]', {"Data Record Path": "/data"}, "yielded no results"),
+    ]
+    for content, extra, message in cases:
+        runner = _pg_persons(postgres, _PERSONS, **{**props, **extra})
+        runner.enqueue(content)
+        runner.run()
+        runner.assert_all_flowfiles_transferred("failure", 1)
+        assert message in runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+        assert postgres.execute("select count(*) from persons") == [(0,)]
+
+
+def test_delete_matches_every_field_without_delete_keys(postgres) -> None:
+    """NiFi's testDelete: DELETE without Delete Keys matches every field (a row whose other
+    columns differ stays, though its primary key matches); Delete Keys name the columns."""
+    inserts = "insert into persons values (1, 'rec1', 101), (2, 'rec2', 102), (3, 'rec3', 103)"
+    runner = _pg_persons(postgres, _PERSONS, inserts, **{"Statement Type": "DELETE"})
+    runner.enqueue(b'[{"id": 2, "name": "rec2", "code": 102}, {"id": 3, "name": "x", "code": 1}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select id from persons order by id") == [(1,), (3,)]
+    runner = _pg_persons(
+        postgres, _PERSONS, inserts, **{"Statement Type": "DELETE", "Delete Keys": "id"}
+    )
+    runner.enqueue(b'[{"id": 3, "name": "x", "code": 1}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select id from persons order by id") == [(1,), (2,)]
+
+
+def test_pre_post_processing_sql(postgres) -> None:
+    """NiFi's testPrePostProcessingSql and testPreProcessingSqlFailure: Pre-Processing SQL
+    runs first in the FlowFile's transaction (the table it creates is written), Post-
+    Processing SQL last; a failing one fails the FlowFile naming the property."""
+    postgres.execute("drop table if exists persons")
+    postgres.execute("drop table if exists audit")
+    runner = _runner(
+        postgres.jdbc_url,
+        user="postgres",
+        **{
+            "Table Name": "persons",
+            "Pre-Processing SQL": f"CREATE TABLE persons ({_PERSONS}); CREATE TABLE audit (n int)",
+            "Post-Processing SQL": "INSERT INTO audit SELECT count(*) FROM persons",
+        },
+    )
+    runner.enqueue(b'[{"id": 1, "name": "testing"}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select * from persons") == [(1, "testing", None)]
+    assert postgres.execute("select n from audit") == [(1,)]
+    runner = _runner(
+        postgres.jdbc_url,
+        user="postgres",
+        **{"Table Name": "persons", "Pre-Processing SQL": "DROP TABLE unknown"},
+    )
+    runner.enqueue(b'[{"id": 2, "name": "two"}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+    assert "Failed to execute Pre-Processing SQL Statement [DROP TABLE unknown]" in error
+    assert postgres.execute("select count(*) from persons") == [(1,)]
+
+
+_BLOBS = "id integer primary key, name text, content bytea, code integer"
+
+
+def _parquet(**columns: pa.Array) -> bytes:
+    import io
+
+    import pyarrow.parquet as pq
+
+    out = io.BytesIO()
+    pq.write_table(pa.table(columns), out)
+    return out.getvalue()
+
+
+def _blob_runner(postgres, content: bytes, **props: str) -> TestRunner:
+    from processors.record_services import ParquetReader
+
+    runner = _pg_persons(postgres, _BLOBS, **props)
+    runner.add_service(ParquetReader("reader"))
+    runner.enqueue(content)
+    return runner
+
+
+@pytest.mark.parametrize(
+    "content_type", [pa.list_(pa.int8()), pa.list_(pa.uint8()), pa.string(), pa.binary()]
+)
+def test_insert_with_blob_clob(postgres, content_type) -> None:
+    """NiFi's testInsertWithBlobClob, ...ObjectArraySource and ...StringSource: an array of
+    bytes, text (UTF-8) or bytes into a bytea; a long text into a text (CLOB) column."""
+    blob = [66, 76, 79, 66] if pa.types.is_list(content_type) else "BLOB"
+    if pa.types.is_binary(content_type):
+        blob = b"BLOB"
+    long_text = "rec1-" + "x" * 1_000_000
+    runner = _blob_runner(
+        postgres,
+        _parquet(
+            id=pa.array([1, 2]),
+            name=pa.array([long_text, None]),
+            content=pa.array([blob, None], content_type),
+            code=pa.array([101, 102]),
+        ),
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select id, name, content, code from persons order by id") == [
+        (1, long_text, b"BLOB", 101),
+        (2, None, None, 102),
+    ]
+
+
+def test_insert_with_blob_integer_array_source(postgres) -> None:
+    """NiFi's testInsertWithBlobIntegerArraySource: an array of ints is no BLOB: failure."""
+    runner = _blob_runner(
+        postgres,
+        _parquet(id=pa.array([1]), content=pa.array([[1, 2, 3]], pa.list_(pa.int32()))),
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+    assert "Cannot convert field 'content'" in error
+    assert postgres.execute("select count(*) from persons") == [(0,)]
+
+
+@pytest.mark.parametrize(
+    ("text", "binary_format", "expected"),
+    [
+        ("abCDef", "Hexadecimal", bytes([171, 205, 239])),
+        (base64.b64encode(bytes([10, 103, 234])).decode(), "Base64", bytes([10, 103, 234])),
+        ("zz", "Hexadecimal", None),
+    ],
+    ids=["hex", "base64", "bad-hex"],
+)
+def test_insert_string_into_binary(postgres, text, binary_format, expected) -> None:
+    """NiFi's testInsertHexStringIntoBinary and testInsertBase64StringIntoBinary: Binary
+    String Format decodes text for a binary column; text that does not decode fails."""
+    runner = _blob_runner(
+        postgres,
+        _parquet(id=pa.array([1]), content=pa.array([text])),
+        **{"Binary String Format": binary_format},
+    )
+    runner.run()
+    if expected is None:
+        runner.assert_all_flowfiles_transferred("failure", 1)
+        error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+        assert "is not Hexadecimal text" in error
+        return
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select content from persons") == [(expected,)]
