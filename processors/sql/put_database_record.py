@@ -239,7 +239,17 @@ class PutDatabaseRecord(Processor):
         statement_type: str,
         table_name: str,
     ) -> DmlWriter:
-        """The generated statements' writer: the table read, keys and record paths set."""
+        """The generated statements' writer: the table read, keys and record paths set.
+
+        Raises:
+            ProcessException: Table Name evaluates to nothing, or names no table.
+        """
+        if not table_name:
+            msg = (
+                f"Cannot process {flowfile} because Table Name is null or empty: set it (or "
+                "the attribute its expression reads)"
+            )
+            raise ProcessException(msg)
 
         def value(descriptor: Any) -> str | None:
             return context.get_property(descriptor).evaluate_attribute_expressions(flowfile).value

@@ -776,3 +776,115 @@ def test_insert_string_into_binary(postgres, text, binary_format, expected) -> N
         return
     runner.assert_all_flowfiles_transferred("success", 1)
     assert postgres.execute("select content from persons") == [(expected,)]
+
+
+_NIFI_1_NAMES = {
+    "put-db-record-record-reader": ("Record Reader", "reader"),
+    "db-type": ("Database Type", "PostgreSQL"),
+    "put-db-record-statement-type": ("Statement Type", "Use statement.type Attribute"),
+    "put-db-record-dcbp-service": ("Database Connection Pooling Service", "dbcp"),
+    "put-db-record-catalog-name": ("Database Name", "catalog"),
+    "put-db-record-schema-name": ("Schema Name", "main"),
+    "put-db-record-table-name": ("Table Name", "PERSONS"),
+    "put-db-record-binary-format": ("Binary String Format", "Base64"),
+    "put-db-record-translate-field-names": ("Translate Field Names", "false"),
+    "put-db-record-unmatched-field-behavior": (
+        "Unmatched Field Behavior",
+        "Fail on Unmatched Fields",
+    ),
+    "put-db-record-unmatched-column-behavior": (
+        "Unmatched Column Behavior",
+        "Ignore Unmatched Columns",
+    ),
+    "put-db-record-update-keys": ("Update Keys", "id"),
+    "put-db-record-field-containing-sql": ("Field Containing SQL", "sql"),
+    "put-db-record-allow-multiple-statements": ("Allow Multiple SQL Statements", "true"),
+    "put-db-record-quoted-identifiers": ("Quote Column Identifiers", "true"),
+    "put-db-record-quoted-table-identifiers": ("Quote Table Identifiers", "true"),
+    "put-db-record-query-timeout": ("Max Wait Time", "5 sec"),
+    "table-schema-cache-size": ("Table Schema Cache Size", "7"),
+    "put-db-record-max-batch-size": ("Maximum Batch Size", "3"),
+    "database-session-autocommit": ("Database Session AutoCommit", "false"),
+    "rollback-on-failure": ("Rollback On Failure", "true"),
+}
+
+
+def test_migrate_properties(tmp_path: Path) -> None:
+    """NiFi's testMigrateProperties: a flow saved with NiFi 1's names sets NiFi 2's properties
+    (Catalog Name is now Database Name) and runs (here the SQL type, from statement.type)."""
+    path = _sqlite(tmp_path)
+    runner = TestRunner(
+        PutDatabaseRecord(**{old: value for old, (_, value) in _NIFI_1_NAMES.items()})
+    )
+    runner.add_service(
+        DBCPConnectionPool("dbcp", **{"Database Connection URL": f"jdbc:sqlite:{path}"})
+    )
+    runner.add_service(JsonTreeReader("reader"))
+    for old, (name, value) in _NIFI_1_NAMES.items():
+        assert runner.context.get_property(name).value == value, old
+    runner.enqueue(
+        _sql_records(
+            "insert into PERSONS values (1, 'a', 2); insert into PERSONS values (2, 'b', 3)"
+        ),
+        {"statement.type": "SQL"},
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert _rows(path) == [(1, "a", 2), (2, "b", 3)]
+
+
+def test_insert_uuid_column(postgres) -> None:
+    """NiFi's testInsertUUIDColumn: text UUIDs into a uuid column."""
+    runner = _pg_persons(postgres, "id integer primary key, name uuid, code integer")
+    runner.enqueue(
+        b'[{"id": 1, "name": "425085a0-03ef-11ee-be56-0242ac120002"}, '
+        b'{"id": 2, "name": "56a000e4-03ef-11ee-be56-0242ac120002"}]'
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select id, name::text from persons order by id") == [
+        (1, "425085a0-03ef-11ee-be56-0242ac120002"),
+        (2, "56a000e4-03ef-11ee-be56-0242ac120002"),
+    ]
+
+
+def test_insert_mismatched_not_compatible_data_types(postgres) -> None:
+    """NiFi's testInsertMismatchedNotCompatibleDataTypes: an array of floats for a date
+    column fails the FlowFile; none of its rows stays."""
+    runner = _pg_persons(
+        postgres, "id integer primary key, name varchar(100), code integer, dt date"
+    )
+    runner.enqueue(
+        b'[{"id": "1", "name": "rec1", "code": 101, "dt": [1.0, 2.0]}, '
+        b'{"id": "3", "name": "rec3", "code": 103, "dt": null}]'
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert postgres.execute("select count(*) from persons") == [(0,)]
+
+
+def test_update_after_insert_and_no_table_specified(postgres) -> None:
+    """NiFi's testUpdateAfterInsert and testInsertNoTableSpecified: rows inserted then
+    updated by key; a Table Name evaluating to nothing fails the FlowFile."""
+    runner = _pg_persons(postgres, _PERSONS, **{"Statement Type": "Use statement.type Attribute"})
+    runner.enqueue(
+        b'[{"id": 1, "name": "rec1", "code": 101}, {"id": 2, "name": "rec2", "code": 102}]',
+        {"statement.type": "INSERT"},
+    )
+    runner.enqueue(
+        b'[{"id": 1, "name": "rec1", "code": 201}, {"id": 2, "name": "rec2", "code": 202}]',
+        {"statement.type": "UPDATE"},
+    )
+    runner.run(2)
+    runner.assert_all_flowfiles_transferred("success", 2)
+    assert postgres.execute("select * from persons order by id") == [
+        (1, "rec1", 201),
+        (2, "rec2", 202),
+    ]
+    runner = _pg_persons(postgres, _PERSONS, **{"Table Name": "${not.a.real.attr}"})
+    runner.enqueue(b'[{"id": 1, "name": "rec1"}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+    assert "because Table Name is null or empty" in error
+    runner.assert_all_flowfiles_transferred("failure", 1)
