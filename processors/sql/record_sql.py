@@ -24,7 +24,8 @@ import pyarrow as pa
 from flowcore.errors import ProcessException
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
-from flowcore.record_path import FieldValue, RecordPath
+from flowcore.record_path import RecordPath
+from flowcore.record_path._values import FieldValue
 from processors.sql.record_statements import StatementPlan
 from processors.sql.statements import describe_error, is_retryable, split_statements
 
