@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import datetime as dt
 import threading
 from collections.abc import Iterator
 from typing import Any
@@ -31,7 +32,47 @@ from processors.sql.put_record_properties import (
     WARNING_UNMATCHED_COLUMN,
 )
 
-__all__ = ["SCHEMAS", "StatementPlan", "TableSchemas", "translate"]
+__all__ = ["SCHEMAS", "StatementPlan", "TableSchemas", "epoch_instant", "translate"]
+
+
+#: NiFi's ObjectLocalDateTimeFieldConverter bounds: an integer above the year 10,000 in
+#: milliseconds is microseconds; a decimal's integral part above it in seconds is milliseconds.
+YEAR_TEN_THOUSAND_MILLIS = 253_402_300_800_000
+YEAR_TEN_THOUSAND_SECONDS = 253_402_300_800
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def epoch_instant(value: Any) -> dt.datetime | None:
+    """The instant an epoch number (or its text) means for a timestamp, as NiFi reads it.
+
+    An integer is milliseconds (microseconds above the year 10,000 in milliseconds); a
+    decimal is seconds (milliseconds above the year 10,000 in seconds) with its fraction to
+    the microsecond. None: *value* is no number (text the database parses itself).
+
+    Raises:
+        OverflowError: a number past the datetime range.
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            number: float = float(text) if "." in text else int(text)
+        except ValueError:
+            return None
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        number = value
+    else:
+        return None
+    if isinstance(number, float):
+        integral = int(number)
+        fraction = number - integral
+        if integral > YEAR_TEN_THOUSAND_SECONDS:
+            base = _EPOCH + dt.timedelta(milliseconds=integral)
+            return base + dt.timedelta(microseconds=round(fraction * 1_000))
+        base = _EPOCH + dt.timedelta(seconds=integral)
+        return base + dt.timedelta(microseconds=round(fraction * 1_000_000))
+    if number > YEAR_TEN_THOUSAND_MILLIS:
+        return _EPOCH + dt.timedelta(microseconds=number)
+    return _EPOCH + dt.timedelta(milliseconds=number)
 
 
 def translate(name: str) -> str:
@@ -117,6 +158,10 @@ class StatementPlan:
             c
             for c in fields.values()
             if isinstance(table.columns[c].type, (sa.LargeBinary, sa.BINARY, sa.VARBINARY))
+        }
+        #: Columns of timestamp types: epoch numbers become instants (NiFi's).
+        self.timestamps = {
+            c for c in fields.values() if isinstance(table.columns[c].type, sa.DateTime)
         }
         self.statement = self._statement()
 
@@ -206,53 +251,68 @@ class StatementPlan:
         A PostgreSQL INSERT of scalar values goes column-wise (:mod:`._column_insert`: one
         statement per *batch_size* rows, the same effect); others are executemany of dicts.
         """
-        kinds = self.kinds(batch)
+        columns, kinds = self.values(batch)
         if self.statement_type == "INSERT" and usable(connection.dialect, self.table, kinds):
-            columns = self.columns(batch)
             size = batch_size if batch_size > 0 else max(1, batch.num_rows)
             for start in range(0, batch.num_rows, size):
                 part = {name: values[start : start + size] for name, values in columns.items()}
                 column_insert(connection, self.table, part, kinds)
             return batch.num_rows
+        names = list(columns)
+        rows = [dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True)]
         count = 0
-        for rows in _chunks(self.rows(batch), batch_size):
-            self.execute(connection, rows)
-            count += len(rows)
+        for chunk in _chunks(rows, batch_size):
+            self.execute(connection, chunk)
+            count += len(chunk)
         return count
 
-    def kinds(self, batch: pa.RecordBatch) -> dict[str, pa.DataType]:
-        """Each column written and the Arrow type of its values (null: fields that differ)."""
+    def values(self, batch: pa.RecordBatch) -> tuple[dict[str, list[Any]], dict[str, pa.DataType]]:
+        """The batch's values per column written (one list per column), and their Arrow types.
+
+        Values are converted for the column as NiFi's record conversion does (binary from text
+        or byte arrays, timestamps from epoch numbers); two fields of one column ("NAME" and
+        "name") coalesce, and their type is null when they differ.
+        """
+        merged: dict[str, list[Any]] = {}
         kinds: dict[str, pa.DataType] = {}
         for field in batch.schema:
             column = self.fields.get(field.name)
-            if column is not None:  # two fields of other types for one column: no kind
-                kind = pa.binary() if column in self.binary else field.type
-                found = kinds.setdefault(column, kind)
-                kinds[column] = found if found == kind else pa.null()
-        return kinds
-
-    def rows(self, batch: pa.RecordBatch) -> list[dict[str, Any]]:
-        """The batch's rows as bind parameters (dicts of :meth:`columns`)."""
-        merged = self.columns(batch)
-        names = list(merged)
-        return [dict(zip(names, row, strict=True)) for row in zip(*merged.values(), strict=True)]
-
-    def columns(self, batch: pa.RecordBatch) -> dict[str, list[Any]]:
-        """The batch's values per column written, column by column (one list per column)."""
-        merged: dict[str, list[Any]] = {}
-        for name in batch.schema.names:
-            column = self.fields.get(name)
             if column is None:
                 continue
-            values = batch.column(name).to_pylist()
+            values = batch.column(field.name).to_pylist()
+            kind = field.type
             if column in self.binary:
-                values = self._bytes(name, column, batch.schema.field(name).type, values)
-            if column in merged:  # two fields for one column ("NAME" and "name"): coalesce
+                values, kind = self._bytes(field.name, column, kind, values), pa.binary()
+            elif column in self.timestamps:
+                values, kind = self._instants(field.name, column, kind, values)
+            if column in merged:
                 values = [
                     a if a is not None else b for a, b in zip(merged[column], values, strict=True)
                 ]
+                kind = kinds[column] if kinds[column] == kind else pa.null()
             merged[column] = values
-        return merged
+            kinds[column] = kind
+        return merged, kinds
+
+    def _instants(
+        self, field: str, column: str, kind: pa.DataType, values: list[Any]
+    ) -> tuple[list[Any], pa.DataType]:
+        """Epoch numbers (or their text) for timestamp *column* as instants (NiFi's reading).
+
+        Text that is not a number stays text (the database parses it); so does a whole
+        column of text where any value is not a number.
+        """
+        numeric = pa.types.is_integer(kind) or pa.types.is_floating(kind)
+        if not (numeric or pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            return values, kind
+        try:
+            instants = [None if v is None else epoch_instant(v) for v in values]
+        except (OverflowError, ValueError) as error:
+            msg = f"field '{field}' for timestamp column '{column}' is out of range: {error}"
+            raise ProcessException(msg) from None
+        if any(i is None and v is not None for i, v in zip(instants, values, strict=True)):
+            return values, kind
+        return instants, pa.timestamp("us", tz="UTC")
 
     def _statement(self) -> Any:
         import sqlalchemy as sa  # noqa: PLC0415
