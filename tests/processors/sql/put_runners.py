@@ -12,6 +12,7 @@ from processors.sql.put_database_record import PutDatabaseRecord
 
 
 def sqlite_db(tmp_path: Path) -> str:
+    """A SQLite file with NiFi's PERSONS table (name NOT NULL); its path."""
     path = tmp_path / "db.sqlite"
     with sqlite3.connect(path) as db:
         db.execute(
@@ -22,6 +23,7 @@ def sqlite_db(tmp_path: Path) -> str:
 
 
 def put_runner(url: str, user: str | None = None, **props: str) -> TestRunner:
+    """A PutDatabaseRecord INSERT into PERSONS at *url*, JSON records, *props* over that."""
     runner = TestRunner(
         PutDatabaseRecord(
             **{
@@ -40,11 +42,13 @@ def put_runner(url: str, user: str | None = None, **props: str) -> TestRunner:
 
 
 def sqlite_rows(path: str, sql: str = "select id, name, code from PERSONS order by id") -> list:
+    """The rows *sql* reads from the SQLite file *path*."""
     with sqlite3.connect(path) as db:
         return db.execute(sql).fetchall()
 
 
 def pg_persons(postgres, ddl: str, *inserts: str, **props: str) -> TestRunner:
+    """A runner into PostgreSQL's table persons, made afresh of *ddl* with *inserts*."""
     postgres.execute("drop table if exists persons")
     postgres.execute(f"create table persons ({ddl})")
     for sql in inserts:
