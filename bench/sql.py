@@ -52,7 +52,7 @@ import sqlalchemy as sa
 from flowcore.controller_service import ServiceContext
 from flowcore.testing import TestRunner
 from processors.record_services import JsonTreeReader, ParquetRecordSetWriter
-from processors.sql import put_database_record
+from processors.sql import record_statements
 from processors.sql.arrow_rows import arrow_batches
 from processors.sql.dbcp import DBCPConnectionPool
 from processors.sql.put_database_record import PutDatabaseRecord
@@ -115,12 +115,12 @@ def bench_put(server, content: bytes) -> float:
 
 def bench_put_executemany(server, content: bytes) -> float:
     """PutDatabaseRecord with the column-wise INSERT off: the executemany path."""
-    usable = put_database_record.usable
-    put_database_record.usable = lambda *_: False
+    usable = record_statements.usable
+    record_statements.usable = lambda *_: False
     try:
         return bench_put(server, content)
     finally:
-        put_database_record.usable = usable
+        record_statements.usable = usable
 
 
 def bench_reader(content: bytes) -> float:

@@ -1,12 +1,13 @@
 """PutDatabaseRecord: a FlowFile's records into a table, one database transaction per FlowFile.
 
 NiFi's PutDatabaseRecord: the Record Reader's batches become INSERT, UPDATE, UPSERT, DELETE or
-INSERT_IGNORE statements (or the ``statement.type`` attribute's), executed in batches of
-Maximum Batch Size inside one transaction that commits when the whole FlowFile is written and
-rolls back on any failure. The table's columns are read from the database (cached per table),
-matched to the record's fields (Translate Field Names: case and underscores ignored), and
-SQLAlchemy Core writes the rows (``insertmanyvalues`` for inserts). A constraint violation
-names the table and the constraint; a lost connection goes to ``retry``.
+INSERT_IGNORE statements (or the ``statement.type`` attribute's, or each record's Statement
+Type Record Path's), executed in batches of Maximum Batch Size inside one transaction that
+commits when the whole FlowFile is written and rolls back on any failure; the ``SQL`` type runs
+each record's Field Containing SQL instead (:mod:`processors.sql.record_sql`). The table's
+columns are read from the database (cached per table) and matched to the record's fields
+(:mod:`processors.sql.record_statements`), and SQLAlchemy Core writes the rows. A constraint
+violation names the table and the constraint; a lost connection goes to ``retry``.
 
 Guarantees: into PostgreSQL with ``max_prepared_transactions > 0`` every statement type is
 exactly-once: the task ends the FlowFile's transaction with PREPARE TRANSACTION and the driver
@@ -21,225 +22,51 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
-
-import pyarrow as pa
 
 from flowcore.errors import AfterCommitRetry, ProcessException
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
-from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
+from flowcore.record_path import compile_record_path
 from flowcore.records.record_io import RECORD_FAILURES, read_records
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
-from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
 from processors.sql import prepared
-from processors.sql._column_insert import column_insert, usable
-from processors.sql.statements import describe_error, is_retryable
+from processors.sql.put_record_properties import (
+    ALLOW_MULTIPLE_STATEMENTS,
+    ATTRIBUTE_TYPES,
+    BINARY_STRING_FORMAT,
+    DATA_RECORD_PATH,
+    DBCP_SERVICE,
+    DELETE_KEYS,
+    FIELD_CONTAINING_SQL,
+    MAX_BATCH_SIZE,
+    POST_PROCESSING_SQL,
+    PRE_PROCESSING_SQL,
+    PROPERTIES,
+    PUT_DATABASE_RECORD_ERROR,
+    RECORD_READER,
+    REL_FAILURE,
+    REL_RETRY,
+    REL_SUCCESS,
+    ROLLBACK_ON_FAILURE,
+    SCHEMA_NAME,
+    SQL_TYPE,
+    STATEMENT_TYPE,
+    STATEMENT_TYPE_ATTRIBUTE,
+    STATEMENT_TYPE_RECORD_PATH,
+    TABLE_NAME,
+    TABLE_SCHEMA_CACHE_SIZE,
+    UPDATE_KEYS,
+    USE_ATTR_TYPE,
+    USE_RECORD_PATH,
+)
+from processors.sql.record_sql import DmlWriter, execute_sql_field, run_statements
+from processors.sql.record_statements import SCHEMAS
+from processors.sql.statements import describe_error, is_retryable, split_statements
 
 __all__ = ["PutDatabaseRecord"]
-
-_FF = ExpressionLanguageScope.FLOWFILE_ATTRIBUTES
-PUT_DATABASE_RECORD_ERROR = "putdatabaserecord.error"
-STATEMENT_TYPE_ATTRIBUTE = "statement.type"
-
-REL_SUCCESS = Relationship("success", "Successfully created FlowFile from SQL query result set.")
-REL_RETRY = Relationship(
-    "retry",
-    "A FlowFile is routed to this relationship if the database cannot be updated but "
-    "attempting the operation again may succeed",
-)
-REL_FAILURE = Relationship(
-    "failure",
-    "A FlowFile is routed to this relationship if the database cannot be updated and "
-    "retrying the operation will also fail, such as an invalid query or an integrity constraint "
-    "violation",
-)
-
-USE_ATTR_TYPE = "Use statement.type Attribute"
-STATEMENT_TYPES = ("UPDATE", "INSERT", "UPSERT", "INSERT_IGNORE", "DELETE")
-
-RECORD_READER = PropertyDescriptor(
-    "Record Reader",
-    description="Specifies the Controller Service to use for parsing incoming data and "
-    "determining the data's schema.",
-    required=True,
-    identifies_service="RecordReaderFactory",
-    aliases=("put-db-record-record-reader",),
-)
-DB_TYPE = PropertyDescriptor(
-    "Database Type",
-    default="Generic",
-    aliases=("db-type",),
-    description="The type/flavor of database (flowcore takes the dialect from the pool).",
-)
-STATEMENT_TYPE = PropertyDescriptor(
-    "Statement Type",
-    description="Specifies the type of SQL Statement to generate.",
-    required=True,
-    allowable_values=(*STATEMENT_TYPES, AllowableValue(USE_ATTR_TYPE)),
-    aliases=("put-db-record-statement-type",),
-)
-DBCP_SERVICE = PropertyDescriptor(
-    "Database Connection Pooling Service",
-    description="The Controller Service that is used to obtain a connection to the database "
-    "for sending records.",
-    required=True,
-    identifies_service="DBCPService",
-    aliases=("put-db-record-dcbp-service",),
-)
-CATALOG_NAME = PropertyDescriptor(
-    "Catalog Name",
-    el_scope=_FF,
-    aliases=("put-db-record-catalog-name",),
-    description="The name of the catalog that the statement should update.",
-)
-SCHEMA_NAME = PropertyDescriptor(
-    "Schema Name",
-    el_scope=_FF,
-    aliases=("put-db-record-schema-name",),
-    description="The name of the schema that the table belongs to.",
-)
-TABLE_NAME = PropertyDescriptor(
-    "Table Name",
-    required=True,
-    el_scope=_FF,
-    aliases=("put-db-record-table-name",),
-    description="The name of the table that the statement should affect.",
-)
-TRANSLATE_FIELD_NAMES = PropertyDescriptor(
-    "Translate Field Names",
-    description="If true, the Processor will attempt to translate field names into the "
-    "appropriate column names for the table specified (case and underscores ignored).",
-    default="true",
-    allowable_values=("true", "false"),
-    aliases=("put-db-record-translate-field-names",),
-)
-IGNORE_UNMATCHED_FIELD = "Ignore Unmatched Fields"
-FAIL_UNMATCHED_FIELD = "Fail on Unmatched Fields"
-UNMATCHED_FIELD_BEHAVIOR = PropertyDescriptor(
-    "Unmatched Field Behavior",
-    description="If an incoming record has a field that does not map to any of the database "
-    "table's columns, this property specifies how to handle the situation",
-    default=IGNORE_UNMATCHED_FIELD,
-    allowable_values=(IGNORE_UNMATCHED_FIELD, FAIL_UNMATCHED_FIELD),
-    aliases=("put-db-record-unmatched-field-behavior",),
-)
-IGNORE_UNMATCHED_COLUMN = "Ignore Unmatched Columns"
-WARNING_UNMATCHED_COLUMN = "Warn on Unmatched Columns"
-FAIL_UNMATCHED_COLUMN = "Fail on Unmatched Columns"
-UNMATCHED_COLUMN_BEHAVIOR = PropertyDescriptor(
-    "Unmatched Column Behavior",
-    description="If an incoming record does not have a field mapping for all of the database "
-    "table's columns, this property specifies how to handle the situation",
-    default=FAIL_UNMATCHED_COLUMN,
-    allowable_values=(IGNORE_UNMATCHED_COLUMN, WARNING_UNMATCHED_COLUMN, FAIL_UNMATCHED_COLUMN),
-    aliases=("put-db-record-unmatched-column-behavior",),
-)
-UPDATE_KEYS = PropertyDescriptor(
-    "Update Keys",
-    description="A comma-separated list of column names that uniquely identifies a row in the "
-    "database for UPDATE, UPSERT and DELETE statements. If not set, the table's Primary Keys "
-    "are used.",
-    el_scope=_FF,
-    aliases=("put-db-record-update-keys",),
-)
-QUOTE_IDENTIFIERS = PropertyDescriptor(
-    "Quote Column Identifiers",
-    default="false",
-    allowable_values=("true", "false"),
-    aliases=("put-db-record-quoted-identifiers",),
-    description="Enabling this option will cause all column names to be quoted.",
-)
-QUOTE_TABLE_IDENTIFIER = PropertyDescriptor(
-    "Quote Table Identifiers",
-    default="false",
-    allowable_values=("true", "false"),
-    aliases=("put-db-record-quoted-table-identifiers",),
-    description="Enabling this option will cause the table name to be quoted.",
-)
-QUERY_TIMEOUT = PropertyDescriptor(
-    "Max Wait Time",
-    description="The maximum amount of time allowed for a running SQL statement, zero means "
-    "there is no limit.",
-    default="0 seconds",
-    required=True,
-    validators=(TIME_PERIOD_VALIDATOR,),
-    el_scope=_FF,
-    aliases=("put-db-record-query-timeout",),
-)
-ROLLBACK_ON_FAILURE = PropertyDescriptor(
-    "Rollback On Failure",
-    description="Specify how to handle error. By default (false), if an error occurs while "
-    "processing a FlowFile, the FlowFile will be routed to 'failure' or 'retry' relationship "
-    "based on error type. If set to true, the FlowFile will be kept in the incoming queue "
-    "(penalized) and the session rolled back.",
-    default="false",
-    required=True,
-    allowable_values=("true", "false"),
-    aliases=("rollback-on-failure",),
-)
-TABLE_SCHEMA_CACHE_SIZE = PropertyDescriptor(
-    "Table Schema Cache Size",
-    default="100",
-    required=True,
-    validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
-    aliases=("table-schema-cache-size",),
-    description="Specifies how many Table Schemas should be cached",
-)
-MAX_BATCH_SIZE = PropertyDescriptor(
-    "Maximum Batch Size",
-    description="Specifies maximum number of sql statements to be included in each batch sent "
-    "to the database. Zero means the batch size is not limited.",
-    default="1000",
-    required=True,
-    validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
-    el_scope=_FF,
-    aliases=("put-db-record-max-batch-size",),
-)
-
-
-def _translate(name: str) -> str:
-    """NiFi's default translation: upper case without underscores (and spaces)."""
-    return name.upper().replace("_", "").replace(" ", "")
-
-
-class _Schemas:
-    """Reflected tables per enabling of a pool, bounded (NiFi's Table Schema Cache).
-
-    NiFi builds the cache when the processor is scheduled, so a table altered while the flow
-    was stopped is read again; here a pool's enabling (each run, each harness) starts afresh,
-    also when the pool takes back an engine an earlier enabling left idle.
-    """
-
-    def __init__(self) -> None:
-        self.tables: dict[tuple[int, str, str | None, str], Any] = {}
-        self.lock = threading.Lock()
-
-    def get(self, engine: Any, enabling: int, schema: str | None, table: str, limit: int) -> Any:
-        import sqlalchemy as sa  # noqa: PLC0415
-
-        key = (enabling, engine.url.render_as_string(hide_password=True), schema, table)
-        with self.lock:
-            found = self.tables.get(key)
-        if found is not None:
-            return found
-        try:
-            reflected = sa.Table(table, sa.MetaData(), schema=schema, autoload_with=engine)
-        except sa.exc.NoSuchTableError:
-            where = f"{schema}.{table}" if schema else table
-            msg = f"table {where!r} does not exist"
-            raise ProcessException(msg) from None
-        with self.lock:
-            if limit and len(self.tables) >= limit:
-                self.tables.pop(next(iter(self.tables)))
-            self.tables[key] = reflected
-        return reflected
-
-
-_SCHEMAS = _Schemas()
 
 #: At most one TryLater warning (a bulletin) per component and process in this many seconds.
 TRY_LATER_WARNING_SECONDS = 60.0
@@ -279,32 +106,13 @@ class PutDatabaseRecord(Processor):
     Rollback On Failure it stays queued, penalized, and the processor yields.
     """
 
-    property_descriptors: ClassVar = (
-        RECORD_READER,
-        DB_TYPE,
-        STATEMENT_TYPE,
-        DBCP_SERVICE,
-        CATALOG_NAME,
-        SCHEMA_NAME,
-        TABLE_NAME,
-        TRANSLATE_FIELD_NAMES,
-        UNMATCHED_FIELD_BEHAVIOR,
-        UNMATCHED_COLUMN_BEHAVIOR,
-        UPDATE_KEYS,
-        QUOTE_IDENTIFIERS,
-        QUOTE_TABLE_IDENTIFIER,
-        QUERY_TIMEOUT,
-        ROLLBACK_ON_FAILURE,
-        TABLE_SCHEMA_CACHE_SIZE,
-        MAX_BATCH_SIZE,
-    )
+    property_descriptors: ClassVar = PROPERTIES
     relationships: ClassVar = (REL_SUCCESS, REL_FAILURE, REL_RETRY)
     tags: ClassVar = ("sql", "record", "jdbc", "put", "database", "update", "insert", "delete")
     reads_attributes: ClassVar[Mapping[str, str]] = {
         STATEMENT_TYPE_ATTRIBUTE: "If 'Use statement.type Attribute' is selected for the "
         "Statement Type property, the value of this attribute will be used to determine the "
-        "type of statement (INSERT, UPDATE, DELETE, UPSERT, INSERT_IGNORE) to generate and "
-        "execute.",
+        "type of statement (INSERT, UPDATE, DELETE, SQL, etc.) to generate and execute.",
     }
     writes_attributes: ClassVar[Mapping[str, str]] = {
         PUT_DATABASE_RECORD_ERROR: "If an error occurs during processing, the flow file will "
@@ -317,8 +125,6 @@ class PutDatabaseRecord(Processor):
         flowfile = session.get()
         if flowfile is None:
             return
-        if context.service_lookup is None:  # for the after-commit actions (the harness's)
-            context.service_lookup = session.controller_service
         pool = session.controller_service(context.get_property(DBCP_SERVICE).value or "")
         reader = session.controller_service(context.get_property(RECORD_READER).value or "")
         table_name = (
@@ -348,12 +154,12 @@ class PutDatabaseRecord(Processor):
     def _statement_type(self, context: ProcessContext, flowfile: FlowFile) -> str:
         chosen = context.get_property(STATEMENT_TYPE).value or ""
         if chosen == USE_ATTR_TYPE:
-            chosen = (flowfile.attributes.get(STATEMENT_TYPE_ATTRIBUTE) or "").upper()
-            if chosen not in STATEMENT_TYPES:
+            said = flowfile.attributes.get(STATEMENT_TYPE_ATTRIBUTE)
+            chosen = (said or "").upper()
+            if chosen not in ATTRIBUTE_TYPES:
                 msg = (
                     f"Statement Type is '{USE_ATTR_TYPE}' but the FlowFile's statement.type "
-                    f"attribute is {flowfile.attributes.get(STATEMENT_TYPE_ATTRIBUTE)!r}, not "
-                    f"one of {', '.join(STATEMENT_TYPES)}"
+                    f"attribute is {said!r}, not one of {', '.join(ATTRIBUTE_TYPES)}"
                 )
                 raise ProcessException(msg)
         return chosen
@@ -368,21 +174,15 @@ class PutDatabaseRecord(Processor):
         table_name: str,
     ) -> int:
         statement_type = self._statement_type(context, flowfile)
-        schema_name = (
-            context.get_property(SCHEMA_NAME).evaluate_attribute_expressions(flowfile).value or None
-        )
         engine = pool.engine()
         prefix = prepared.gid_prefix(context.component)
         gid = prepared.new_gid(prefix) if prefix and self._two_phase(context, pool) else None
-        limit = context.get_property(TABLE_SCHEMA_CACHE_SIZE).as_integer() or 0
-        table = _SCHEMAS.get(engine, pool.enabling(), schema_name, table_name, limit)
         batch_size = (
             context.get_property(MAX_BATCH_SIZE)
             .evaluate_attribute_expressions(flowfile)
             .as_integer()
             or 0
         )
-        keys_text = context.get_property(UPDATE_KEYS).evaluate_attribute_expressions(flowfile).value
         count = 0
         with (
             engine.connect() as connection,
@@ -391,23 +191,85 @@ class PutDatabaseRecord(Processor):
         ):
             if gid is not None:
                 prepared.begin(connection)
-            plan: _Plan | None = None
-            for batch in records:
-                if plan is None:
-                    plan = _Plan.make(
-                        context,
-                        table,
-                        batch.schema,
-                        statement_type,
-                        keys_text,
-                        engine.dialect.name,
-                    )
-                count += plan.write(connection, batch, batch_size)
+            run_statements(
+                connection,
+                self._sql(context, flowfile, PRE_PROCESSING_SQL),
+                PRE_PROCESSING_SQL.name,
+            )
+            if statement_type == SQL_TYPE:  # each record's field is run
+                count = execute_sql_field(
+                    connection,
+                    records,
+                    context.get_property(FIELD_CONTAINING_SQL)
+                    .evaluate_attribute_expressions(flowfile)
+                    .value,
+                    bool(context.get_property(ALLOW_MULTIPLE_STATEMENTS).as_boolean()),
+                    flowfile,
+                )
+            else:
+                writer = self._writer(
+                    context, flowfile, connection, pool.enabling(), statement_type, table_name
+                )
+                for batch in records:
+                    count += writer.write(connection, batch, batch_size)
+            run_statements(
+                connection,
+                self._sql(context, flowfile, POST_PROCESSING_SQL),
+                POST_PROCESSING_SQL.name,
+            )
             if gid is not None:  # committed after the FlowFile is (run_after_commit_actions)
                 prepared.prepare(connection, gid)
         if gid is not None:
             session.after_commit({"op": "commit_prepared", "gid": gid})
         return count
+
+    @staticmethod
+    def _sql(context: ProcessContext, flowfile: FlowFile, descriptor: Any) -> list[str]:
+        """Pre- or Post-Processing SQL's statements (``;``-separated; backslash-``;`` literal)."""
+        return split_statements(
+            context.get_property(descriptor).evaluate_attribute_expressions(flowfile).value
+        )
+
+    @staticmethod
+    def _writer(  # noqa: PLR0917 (the trigger's pieces)
+        context: ProcessContext,
+        flowfile: FlowFile,
+        connection: Any,
+        enabling: int,
+        statement_type: str,
+        table_name: str,
+    ) -> DmlWriter:
+        """The generated statements' writer: the table read, keys and record paths set.
+
+        Raises:
+            ProcessException: Table Name evaluates to nothing, or names no table.
+        """
+        if not table_name:
+            msg = (
+                f"Cannot process {flowfile} because Table Name is null or empty: set it (or "
+                "the attribute its expression reads)"
+            )
+            raise ProcessException(msg)
+
+        def value(descriptor: Any) -> str | None:
+            return context.get_property(descriptor).evaluate_attribute_expressions(flowfile).value
+
+        limit = context.get_property(TABLE_SCHEMA_CACHE_SIZE).as_integer() or 0
+        table = SCHEMAS.get(connection, enabling, value(SCHEMA_NAME) or None, table_name, limit)
+        type_path = context.get_property(STATEMENT_TYPE_RECORD_PATH).value
+        data_path = context.get_property(DATA_RECORD_PATH).value
+        return DmlWriter(
+            context,
+            table,
+            statement_type,
+            {"UPDATE": value(UPDATE_KEYS), "DELETE": value(DELETE_KEYS)},
+            connection.dialect.name,
+            value(BINARY_STRING_FORMAT),
+            compile_record_path(type_path)
+            if statement_type == USE_RECORD_PATH and type_path
+            else None,
+            compile_record_path(data_path) if data_path else None,
+        )
 
     def run_after_commit_actions(
         self, context: ProcessContext, actions: Sequence[Mapping[str, Any]]
@@ -479,13 +341,14 @@ class PutDatabaseRecord(Processor):
             pool.engine(), pool.transit_uri()
         )
 
-    def _driver_pool(self, context: ProcessContext) -> Any:
-        """The connection pool, reached from a driver-side context."""
-        name = context.get_property(DBCP_SERVICE).value or ""
-        if context.service_lookup is None:
-            msg = f"PutDatabaseRecord cannot reach its Database Connection Pooling Service {name}"
-            raise ProcessException(msg)
-        return context.service_lookup(name)
+    @staticmethod
+    def _driver_pool(context: ProcessContext) -> Any:
+        """The connection pool, from the driver's context (or the harness's).
+
+        Both contexts look the flow's services up (one without them raises
+        ConfigurationError, which the after-commit actions keep pending).
+        """
+        return context.controller_service(context.get_property(DBCP_SERVICE).value or "")
 
     def _route_error(  # noqa: PLR0917
         self,
@@ -507,199 +370,3 @@ class PutDatabaseRecord(Processor):
             session.transfer(session.penalize(flowfile), REL_RETRY)
         else:
             session.transfer(session.penalize(flowfile), REL_FAILURE)
-
-
-def _chunks(rows: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
-    if size <= 0:
-        yield rows
-        return
-    for start in range(0, len(rows), size):
-        yield rows[start : start + size]
-
-
-class _Plan:
-    """The statement for one FlowFile: fields matched to columns, keys chosen."""
-
-    def __init__(
-        self, table: Any, fields: dict[str, str], statement_type: str, keys: list[str], dialect: str
-    ) -> None:
-        self.table = table
-        self.fields = fields  # record field -> column name
-        self.statement_type = statement_type
-        self.keys = keys
-        self.dialect = dialect
-        self.statement = self._statement()
-
-    @classmethod
-    def make(  # noqa: PLR0917
-        cls,
-        context: ProcessContext,
-        table: Any,
-        schema: pa.Schema,
-        statement_type: str,
-        keys_text: str | None,
-        dialect: str,
-    ) -> _Plan:
-        translate = context.get_property(TRANSLATE_FIELD_NAMES).as_boolean()
-        columns = {c.name: c for c in table.columns}
-        lookup = {(_translate(n) if translate else n): n for n in columns}
-        fields: dict[str, str] = {}
-        for name in schema.names:
-            column = lookup.get(_translate(name) if translate else name)
-            if column is None:
-                if context.get_property(UNMATCHED_FIELD_BEHAVIOR).value == FAIL_UNMATCHED_FIELD:
-                    msg = f"Cannot map field '{name}' to any column in the database"
-                    raise ProcessException(msg)
-                continue
-            fields[name] = column
-        if not fields:
-            msg = (
-                f"None of the fields in the record map to the columns defined by the "
-                f"{table.name} table"
-            )
-            raise ProcessException(msg)
-        missing = [c for c in columns if c not in fields.values()]
-        behavior = context.get_property(UNMATCHED_COLUMN_BEHAVIOR).value
-        if missing and statement_type in ("INSERT", "UPSERT", "INSERT_IGNORE"):
-            text = f"Record does not have a value for the Required column(s) {missing}"
-            if behavior == FAIL_UNMATCHED_COLUMN and any(
-                not columns[c].nullable
-                and columns[c].default is None
-                and columns[c].server_default is None
-                and columns[c].autoincrement is not True
-                for c in missing
-            ):
-                raise ProcessException(text)
-            if behavior == WARNING_UNMATCHED_COLUMN:
-                context.logger.warning(text)
-        if keys_text:
-            keys = [
-                lookup.get(_translate(k.strip()) if translate else k.strip(), k.strip())
-                for k in keys_text.split(",")
-                if k.strip()
-            ]
-        else:
-            keys = [c.name for c in table.primary_key.columns]
-        if (
-            statement_type in ("UPDATE", "DELETE", "UPSERT")
-            and not keys
-            and statement_type != "DELETE"
-        ):
-            msg = f"Table '{table.name}' has no primary keys and no Update Keys were specified"
-            raise ProcessException(msg)
-        for key in keys:
-            if key not in fields.values() and statement_type != "DELETE":
-                msg = f"Update key '{key}' is not a field of the record"
-                raise ProcessException(msg)
-        return cls(table, fields, statement_type, keys, dialect)
-
-    def write(self, connection: Any, batch: pa.RecordBatch, batch_size: int) -> int:
-        """Run the statement for the batch's rows, *batch_size* at a time (0: all); the count.
-
-        A PostgreSQL INSERT of scalar values goes column-wise (:mod:`._column_insert`: one
-        statement per *batch_size* rows, the same effect); others are executemany of dicts.
-        """
-        kinds = self.kinds(batch)
-        if self.statement_type == "INSERT" and usable(connection.dialect, self.table, kinds):
-            columns = self.columns(batch)
-            size = batch_size if batch_size > 0 else max(1, batch.num_rows)
-            for start in range(0, batch.num_rows, size):
-                part = {name: values[start : start + size] for name, values in columns.items()}
-                column_insert(connection, self.table, part, kinds)
-            return batch.num_rows
-        count = 0
-        for rows in _chunks(self.rows(batch), batch_size):
-            self.execute(connection, rows)
-            count += len(rows)
-        return count
-
-    def kinds(self, batch: pa.RecordBatch) -> dict[str, pa.DataType]:
-        """Each column written and the Arrow type of its values (null: fields that differ)."""
-        kinds: dict[str, pa.DataType] = {}
-        for field in batch.schema:
-            column = self.fields.get(field.name)
-            if column is not None:  # two fields of other types for one column: no kind
-                found = kinds.setdefault(column, field.type)
-                kinds[column] = found if found == field.type else pa.null()
-        return kinds
-
-    def rows(self, batch: pa.RecordBatch) -> list[dict[str, Any]]:
-        """The batch's rows as bind parameters (dicts of :meth:`columns`)."""
-        merged = self.columns(batch)
-        names = list(merged)
-        return [dict(zip(names, row, strict=True)) for row in zip(*merged.values(), strict=True)]
-
-    def columns(self, batch: pa.RecordBatch) -> dict[str, list[Any]]:
-        """The batch's values per column written, column by column (one list per column)."""
-        merged: dict[str, list[Any]] = {}
-        for name in batch.schema.names:
-            column = self.fields.get(name)
-            if column is None:
-                continue
-            values = batch.column(name).to_pylist()
-            if column in merged:  # two fields for one column ("NAME" and "name"): coalesce
-                values = [
-                    a if a is not None else b for a, b in zip(merged[column], values, strict=True)
-                ]
-            merged[column] = values
-        return merged
-
-    def _statement(self) -> Any:
-        import sqlalchemy as sa  # noqa: PLC0415
-
-        table = self.table
-        kind = self.statement_type
-        if kind == "INSERT":
-            return sa.insert(table)
-        if kind in ("UPSERT", "INSERT_IGNORE"):
-            return self._upsert(kind == "INSERT_IGNORE")
-        keyed = sa.and_(sa.true(), *[table.c[k] == sa.bindparam(f"k_{k}") for k in self.keys])
-        if kind == "UPDATE":
-            values = {c: sa.bindparam(f"v_{c}") for c in self.fields.values() if c not in self.keys}
-            return sa.update(table).where(keyed).values(values)
-        if self.keys:
-            return sa.delete(table).where(keyed)
-        # NiFi's null-safe match (NIFI-3742): a NULL field deletes the row whose column is NULL.
-        everything = sa.and_(
-            *[
-                table.c[c].is_not_distinct_from(sa.bindparam(f"k_{c}"))
-                if table.c[c].nullable
-                else table.c[c] == sa.bindparam(f"k_{c}")
-                for c in self.fields.values()
-            ]
-        )
-        return sa.delete(table).where(everything)
-
-    def _upsert(self, ignore: bool) -> Any:
-        if self.dialect in ("postgresql", "sqlite"):
-            module = __import__(f"sqlalchemy.dialects.{self.dialect}", fromlist=["insert"])
-            statement = module.insert(self.table)
-            if ignore:
-                return statement.on_conflict_do_nothing()
-            updates = {c: statement.excluded[c] for c in self.fields.values() if c not in self.keys}
-            if not updates:
-                return statement.on_conflict_do_nothing(index_elements=self.keys)
-            return statement.on_conflict_do_update(index_elements=self.keys, set_=updates)
-        if self.dialect in ("mysql", "mariadb"):
-            from sqlalchemy.dialects.mysql import insert  # noqa: PLC0415
-
-            statement = insert(self.table)
-            if ignore:
-                return statement.prefix_with("IGNORE")
-            return statement.on_duplicate_key_update(
-                {c: statement.inserted[c] for c in self.fields.values() if c not in self.keys}
-            )
-        msg = f"{self.statement_type} is not supported for the {self.dialect} database"
-        raise ProcessException(msg)
-
-    def execute(self, connection: Any, rows: list[dict[str, Any]]) -> None:
-        """Run the statement for *rows* (executemany)."""
-        if not rows:
-            return
-        if self.statement_type in ("UPDATE", "DELETE"):
-            bound = self.keys if self.keys else list(self.fields.values())
-            rows = [
-                {**{f"v_{c}": v for c, v in row.items()}, **{f"k_{k}": row.get(k) for k in bound}}
-                for row in rows
-            ]
-        connection.execute(self.statement, rows)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import sqlite3
+import json
 from pathlib import Path
 
 import pytest
@@ -12,73 +12,48 @@ from flowcore.testing import TestRunner
 from processors.record_services import JsonTreeReader
 from processors.sql.dbcp import DBCPConnectionPool
 from processors.sql.put_database_record import PutDatabaseRecord
-
-
-def _sqlite(tmp_path: Path) -> str:
-    path = tmp_path / "db.sqlite"
-    with sqlite3.connect(path) as db:
-        db.execute(
-            "create table PERSONS (id integer primary key, name varchar(100) not null, "
-            "code integer)"
-        )
-    return str(path)
-
-
-def _runner(url: str, user: str | None = None, **props: str) -> TestRunner:
-    runner = TestRunner(
-        PutDatabaseRecord(
-            **{
-                "Record Reader": "reader",
-                "Database Connection Pooling Service": "dbcp",
-                "Table Name": "PERSONS",
-                "Statement Type": "INSERT",
-                **props,
-            }
-        )
-    )
-    extra = {"Database User": user, "Password": "hunter2-secret"} if user else {}
-    runner.add_service(DBCPConnectionPool("dbcp", **{"Database Connection URL": url, **extra}))
-    runner.add_service(JsonTreeReader("reader"))
-    return runner
-
-
-def _rows(path: str, sql: str = "select id, name, code from PERSONS order by id") -> list:
-    with sqlite3.connect(path) as db:
-        return db.execute(sql).fetchall()
+from tests.processors.sql.put_runners import (
+    PERSONS,
+    person_runner,
+    pg_persons,
+    put_runner,
+    sqlite_db,
+    sqlite_rows,
+)
 
 
 def test_insert_translating_field_names(tmp_path: Path) -> None:
     """NiFi's testInsert: fields matched to columns ignoring case; SEND to the database."""
-    path = _sqlite(tmp_path)
-    runner = _runner(f"jdbc:sqlite:{path}", **{"Maximum Batch Size": "2"})
+    path = sqlite_db(tmp_path)
+    runner = put_runner(f"jdbc:sqlite:{path}", **{"Maximum Batch Size": "2"})
     runner.enqueue(
         b'[{"id": 1, "NAME": "rec1", "code": 101}, {"id": 2, "name": "rec2", '
         b'"code": 102}, {"id": 3, "name": "rec3", "code": 103}]'
     )
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
-    assert _rows(path) == [(1, "rec1", 101), (2, "rec2", 102), (3, "rec3", 103)]
+    assert sqlite_rows(path) == [(1, "rec1", 101), (2, "rec2", 102), (3, "rec3", 103)]
     assert [e.event_type.value for e in runner.provenance_events] == ["SEND"]
 
 
 def test_failure_rolls_back_the_whole_flowfile(tmp_path: Path) -> None:
     """A duplicate key in the third record: nothing of the FlowFile stays; failure, error."""
-    path = _sqlite(tmp_path)
-    runner = _runner(f"jdbc:sqlite:{path}", **{"Maximum Batch Size": "1"})
+    path = sqlite_db(tmp_path)
+    runner = put_runner(f"jdbc:sqlite:{path}", **{"Maximum Batch Size": "1"})
     runner.enqueue(b'[{"id": 1, "name": "a"}, {"id": 2, "name": "b"}, {"id": 1, "name": "c"}]')
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 1)
     error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
     assert "UNIQUE constraint failed: PERSONS.id" in error
     assert "PERSONS" in error
-    assert _rows(path) == []
+    assert sqlite_rows(path) == []
 
 
 def test_update_upsert_delete_and_statement_type_attribute(tmp_path: Path) -> None:
     """UPDATE by primary key, UPSERT, INSERT_IGNORE, DELETE, statement.type from attributes."""
-    path = _sqlite(tmp_path)
+    path = sqlite_db(tmp_path)
     url = f"jdbc:sqlite:{path}"
-    runner = _runner(url, **{"Statement Type": "Use statement.type Attribute"})
+    runner = put_runner(url, **{"Statement Type": "Use statement.type Attribute"})
     runner.enqueue(
         b'[{"id": 1, "name": "a", "code": 1}, {"id": 2, "name": "b", "code": 2}]',
         {"statement.type": "INSERT"},
@@ -95,8 +70,8 @@ def test_update_upsert_delete_and_statement_type_attribute(tmp_path: Path) -> No
     runner.enqueue(b'[{"id": 4}]', {"statement.type": "DELETE"})
     runner.run(5)
     runner.assert_all_flowfiles_transferred("success", 5)
-    assert _rows(path) == [(1, "A", 1), (2, "B", 20), (3, "C", 30)]
-    runner = _runner(url, **{"Statement Type": "Use statement.type Attribute"})
+    assert sqlite_rows(path) == [(1, "A", 1), (2, "B", 20), (3, "C", 30)]
+    runner = put_runner(url, **{"Statement Type": "Use statement.type Attribute"})
     runner.enqueue(b'[{"id": 9, "name": "z"}]', {"statement.type": "MERGE"})
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 1)
@@ -104,48 +79,48 @@ def test_update_upsert_delete_and_statement_type_attribute(tmp_path: Path) -> No
 
 def test_upsert_is_idempotent(tmp_path: Path) -> None:
     """The same FlowFile upserted twice leaves the table as once (exactly-once results)."""
-    path = _sqlite(tmp_path)
-    runner = _runner(f"jdbc:sqlite:{path}", **{"Statement Type": "UPSERT"})
+    path = sqlite_db(tmp_path)
+    runner = put_runner(f"jdbc:sqlite:{path}", **{"Statement Type": "UPSERT"})
     content = b'[{"id": 1, "name": "a", "code": 1}, {"id": 2, "name": "b", "code": 2}]'
     runner.enqueue(content)
     runner.enqueue(content)
     runner.run(2)
-    assert _rows(path) == [(1, "a", 1), (2, "b", 2)]
+    assert sqlite_rows(path) == [(1, "a", 1), (2, "b", 2)]
 
 
 def test_unmatched_fields_and_columns(tmp_path: Path) -> None:
     """Fail on Unmatched Fields names the field; a missing NOT NULL column fails."""
-    path = _sqlite(tmp_path)
+    path = sqlite_db(tmp_path)
     url = f"jdbc:sqlite:{path}"
-    runner = _runner(url, **{"Unmatched Field Behavior": "Fail on Unmatched Fields"})
+    runner = put_runner(url, **{"Unmatched Field Behavior": "Fail on Unmatched Fields"})
     runner.enqueue(b'[{"id": 1, "name": "a", "extra": 5}]')
     runner.run()
     error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
     assert "Cannot map field 'extra'" in error
-    runner = _runner(url)
+    runner = put_runner(url)
     runner.enqueue(b'[{"id": 1, "code": 5}]')
     runner.run()
     assert (
         "Required column"
         in runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
     )
-    runner = _runner(url, **{"Unmatched Column Behavior": "Ignore Unmatched Columns"})
+    runner = put_runner(url, **{"Unmatched Column Behavior": "Ignore Unmatched Columns"})
     runner.enqueue(b'[{"id": 1, "name": "n"}]')
     runner.run()
-    assert _rows(path) == [(1, "n", None)]
+    assert sqlite_rows(path) == [(1, "n", None)]
 
 
 def test_missing_table_and_rollback_on_failure(tmp_path: Path) -> None:
     """A table that does not exist fails naming it; Rollback On Failure keeps it queued."""
-    path = _sqlite(tmp_path)
-    runner = _runner(f"jdbc:sqlite:{path}", **{"Table Name": "NOWHERE"})
+    path = sqlite_db(tmp_path)
+    runner = put_runner(f"jdbc:sqlite:{path}", **{"Table Name": "NOWHERE"})
     runner.enqueue(b'[{"id": 1}]')
     runner.run()
     assert (
         "table 'NOWHERE' does not exist"
         in runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
     )
-    runner = _runner(
+    runner = put_runner(
         f"jdbc:sqlite:{path}", **{"Table Name": "NOWHERE", "Rollback On Failure": "true"}
     )
     runner.enqueue(b'[{"id": 1}]')
@@ -158,7 +133,7 @@ def test_postgres_constraint_names_table_and_constraint(postgres) -> None:
     """PostgreSQL: a unique violation names the constraint; the password never shows."""
     postgres.execute("drop table if exists persons")
     postgres.execute("create table persons (id int primary key, name text not null, code int)")
-    runner = _runner(postgres.jdbc_url, user="postgres", **{"Table Name": "persons"})
+    runner = put_runner(postgres.jdbc_url, user="postgres", **{"Table Name": "persons"})
     runner.enqueue(b'[{"id": 1, "name": "a"}, {"id": 1, "name": "b"}]')
     runner.enqueue(b'[{"id": 2, "name": "c", "code": 3}]')
     runner.run(2)
@@ -171,7 +146,7 @@ def test_postgres_constraint_names_table_and_constraint(postgres) -> None:
 
 def test_postgres_unreachable_goes_to_retry(postgres) -> None:
     """A server that is not there: retry (transient), with the cause."""
-    runner = _runner(
+    runner = put_runner(
         "jdbc:postgresql://127.0.0.1:1/none", user="postgres", **{"Table Name": "persons"}
     )
     runner.enqueue(b'[{"id": 1, "name": "a"}]')
@@ -259,7 +234,7 @@ def test_postgres_column_wise_insert_matches_executemany(  # noqa: PLR0917
     failures (a varchar(n), char(n) or domain over varchar(n) value too long fails, nothing
     is kept) are executemany's."""
     from processors.record_services import ParquetReader
-    from processors.sql import _column_insert, put_database_record
+    from processors.sql import _column_insert, record_statements
 
     postgres.execute("drop table if exists kinds")
     postgres.execute("drop type if exists kinds_mood")
@@ -274,13 +249,13 @@ def test_postgres_column_wise_insert_matches_executemany(  # noqa: PLR0917
         calls.append(1)
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(put_database_record, "column_insert", counted)
+    monkeypatch.setattr(record_statements, "column_insert", counted)
     outcomes = []
     for column_wise in (True, False):
         if not column_wise:
-            monkeypatch.setattr(put_database_record, "usable", lambda *_: False)
+            monkeypatch.setattr(record_statements, "usable", lambda *_: False)
         postgres.execute("delete from kinds")
-        runner = _runner(
+        runner = put_runner(
             postgres.jdbc_url,
             user="postgres",
             **{"Table Name": "kinds", "Maximum Batch Size": "3"},
@@ -315,17 +290,9 @@ def test_postgres_column_wise_insert_matches_executemany(  # noqa: PLR0917
         ]  # fmt: skip
 
 
-def _pg_persons(postgres, ddl: str, *inserts: str, **props: str) -> TestRunner:
-    postgres.execute("drop table if exists persons")
-    postgres.execute(f"create table persons ({ddl})")
-    for sql in inserts:
-        postgres.execute(sql)
-    return _runner(postgres.jdbc_url, user="postgres", **{"Table Name": "persons", **props})
-
-
 def test_update_specify_update_keys(postgres) -> None:
     """NiFi's testUpdateSpecifyUpdateKeys: no primary key, Update Keys names the row."""
-    runner = _pg_persons(
+    runner = pg_persons(
         postgres,
         "id integer, name varchar(100), code integer",
         "insert into persons values (1, 'x1', 101), (2, 'x2', 102)",
@@ -344,7 +311,7 @@ def test_update_specify_update_keys(postgres) -> None:
 
 def test_update_pk_not_first(postgres) -> None:
     """NiFi's testUpdatePkNotFirst: the primary key found wherever it sits in the table."""
-    runner = _pg_persons(
+    runner = pg_persons(
         postgres,
         "name varchar(100), id integer primary key, code integer",
         "insert into persons values ('x1', 1, 101), ('x2', 2, 102)",
@@ -363,7 +330,7 @@ def test_update_pk_not_first(postgres) -> None:
 
 def test_update_no_primary_keys_fails(postgres) -> None:
     """NiFi's testUpdateNoPrimaryKeys: UPDATE without a primary key or Update Keys fails."""
-    runner = _pg_persons(
+    runner = pg_persons(
         postgres,
         "id integer, name varchar(100), code integer",
         "insert into persons values (1, 'x1', 101)",
@@ -377,7 +344,7 @@ def test_update_no_primary_keys_fails(postgres) -> None:
 
 def test_delete_with_nulls(postgres) -> None:
     """NiFi's testDeleteWithNulls: a NULL field matches a NULL column; only that row goes."""
-    runner = _pg_persons(
+    runner = pg_persons(
         postgres,
         "id integer, name varchar(100), code integer, dt date",
         "insert into persons values (1, 'rec1', 101, null), (2, 'rec2', null, null), "
@@ -395,7 +362,7 @@ def test_delete_with_nulls(postgres) -> None:
 
 def test_insert_with_different_column_ordering(postgres) -> None:
     """NiFi's testInsertWithDifferentColumnOrdering: fields bind by name, not position."""
-    runner = _pg_persons(postgres, "id integer primary key, code integer, name text")
+    runner = pg_persons(postgres, "id integer primary key, code integer, name text")
     runner.enqueue(
         b'[{"name": "rec1", "id": 1, "code": 101}, {"name": "rec2", "id": 2, "code": 102}]'
     )
@@ -412,7 +379,7 @@ def test_insert_non_required_columns_unmatched_field(postgres) -> None:
     FlowFile under Fail on Unmatched Fields; ignored by default, the others are inserted."""
     ddl = "id integer primary key, name varchar(100), code integer, dt date"
     content = b'[{"id": 1, "name": "rec1", "extra": "test", "dt": "2021-01-26"}, {"id": 5}]'
-    runner = _pg_persons(
+    runner = pg_persons(
         postgres,
         ddl,
         **{
@@ -424,7 +391,7 @@ def test_insert_non_required_columns_unmatched_field(postgres) -> None:
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 1)
     assert postgres.execute("select count(*) from persons") == [(0,)]
-    runner = _pg_persons(postgres, ddl, **{"Unmatched Column Behavior": "Ignore Unmatched Columns"})
+    runner = pg_persons(postgres, ddl, **{"Unmatched Column Behavior": "Ignore Unmatched Columns"})
     runner.enqueue(content)
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
@@ -438,12 +405,12 @@ def test_translate_field_names(postgres) -> None:
     """NiFi's Translate Field Names: case and underscores ignored when true; when false a
     field must name its column exactly (case aside) or it is unmatched."""
     ddl = "id integer primary key, personname varchar(100)"
-    runner = _pg_persons(postgres, ddl)
+    runner = pg_persons(postgres, ddl)
     runner.enqueue(b'[{"ID": 1, "Person_Name": "rec1"}]')
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     assert postgres.execute("select * from persons") == [(1, "rec1")]
-    runner = _pg_persons(
+    runner = pg_persons(
         postgres,
         ddl,
         **{
@@ -460,22 +427,109 @@ def test_translate_field_names(postgres) -> None:
 def test_insert_mismatched_compatible_data_types(postgres) -> None:
     """NiFi's testInsertMismatchedCompatibleDataTypes: a numeric string into an integer
     column and a number into a text column are coerced."""
-    runner = _pg_persons(postgres, "id integer primary key, name varchar(100), code integer")
+    runner = pg_persons(postgres, "id integer primary key, name varchar(100), code integer")
     runner.enqueue(b'[{"id": "1", "name": 42, "code": "101"}]')
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     assert postgres.execute("select * from persons") == [(1, "42", 101)]
 
 
-@pytest.mark.xfail(strict=True, reason="Statement Type SQL (Field Containing SQL) is not built")
-def test_insert_via_sql_type(postgres) -> None:
-    """NiFi's testInsertViaSqlTypeOneStatement: Statement Type SQL runs a record's field."""
-    runner = _pg_persons(
-        postgres,
-        "id integer primary key, name varchar(100), code integer",
-        **{"Statement Type": "SQL", "Field Containing SQL": "sql"},
+_NIFI_1_NAMES = {
+    "put-db-record-record-reader": ("Record Reader", "reader"),
+    "db-type": ("Database Type", "PostgreSQL"),
+    "put-db-record-statement-type": ("Statement Type", "Use statement.type Attribute"),
+    "put-db-record-dcbp-service": ("Database Connection Pooling Service", "dbcp"),
+    "put-db-record-catalog-name": ("Database Name", "catalog"),
+    "put-db-record-schema-name": ("Schema Name", "main"),
+    "put-db-record-table-name": ("Table Name", "PERSONS"),
+    "put-db-record-binary-format": ("Binary String Format", "Base64"),
+    "put-db-record-translate-field-names": ("Translate Field Names", "false"),
+    "put-db-record-unmatched-field-behavior": (
+        "Unmatched Field Behavior",
+        "Fail on Unmatched Fields",
+    ),
+    "put-db-record-unmatched-column-behavior": (
+        "Unmatched Column Behavior",
+        "Ignore Unmatched Columns",
+    ),
+    "put-db-record-update-keys": ("Update Keys", "id"),
+    "put-db-record-field-containing-sql": ("Field Containing SQL", "sql"),
+    "put-db-record-allow-multiple-statements": ("Allow Multiple SQL Statements", "true"),
+    "put-db-record-quoted-identifiers": ("Quote Column Identifiers", "true"),
+    "put-db-record-quoted-table-identifiers": ("Quote Table Identifiers", "true"),
+    "put-db-record-query-timeout": ("Max Wait Time", "5 sec"),
+    "table-schema-cache-size": ("Table Schema Cache Size", "7"),
+    "put-db-record-max-batch-size": ("Maximum Batch Size", "3"),
+    "database-session-autocommit": ("Database Session AutoCommit", "false"),
+    "rollback-on-failure": ("Rollback On Failure", "true"),
+}
+
+
+def test_migrate_properties(tmp_path: Path) -> None:
+    """NiFi's testMigrateProperties: a flow saved with NiFi 1's names sets NiFi 2's properties
+    (Catalog Name is now Database Name) and runs (here the SQL type, from statement.type)."""
+    path = sqlite_db(tmp_path)
+    runner = TestRunner(
+        PutDatabaseRecord(**{old: value for old, (_, value) in _NIFI_1_NAMES.items()})
     )
-    runner.enqueue(b'[{"sql": "INSERT INTO persons (id, name, code) VALUES (1, \'rec1\', 101)"}]')
+    runner.add_service(
+        DBCPConnectionPool("dbcp", **{"Database Connection URL": f"jdbc:sqlite:{path}"})
+    )
+    runner.add_service(JsonTreeReader("reader"))
+    for old, (name, value) in _NIFI_1_NAMES.items():
+        assert runner.context.get_property(name).value == value, old
+    runner.enqueue(
+        json.dumps(
+            [
+                {
+                    "sql": "insert into PERSONS values (1, 'a', 2); "
+                    "insert into PERSONS values (2, 'b', 3)"
+                }
+            ]
+        ).encode(),
+        {"statement.type": "SQL"},
+    )
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
-    assert postgres.execute("select * from persons") == [(1, "rec1", 101)]
+    assert sqlite_rows(path) == [(1, "a", 2), (2, "b", 3)]
+
+
+def test_update_after_insert_and_no_table_specified(postgres) -> None:
+    """NiFi's testUpdateAfterInsert and testInsertNoTableSpecified: rows inserted then
+    updated by key; a Table Name evaluating to nothing fails the FlowFile."""
+    runner = pg_persons(postgres, PERSONS, **{"Statement Type": "Use statement.type Attribute"})
+    runner.enqueue(
+        b'[{"id": 1, "name": "rec1", "code": 101}, {"id": 2, "name": "rec2", "code": 102}]',
+        {"statement.type": "INSERT"},
+    )
+    runner.enqueue(
+        b'[{"id": 1, "name": "rec1", "code": 201}, {"id": 2, "name": "rec2", "code": 202}]',
+        {"statement.type": "UPDATE"},
+    )
+    runner.run(2)
+    runner.assert_all_flowfiles_transferred("success", 2)
+    assert postgres.execute("select * from persons order by id") == [
+        (1, "rec1", 201),
+        (2, "rec2", 202),
+    ]
+    runner = pg_persons(postgres, PERSONS, **{"Table Name": "${not.a.real.attr}"})
+    runner.enqueue(b'[{"id": 1, "name": "rec1"}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+    assert "because Table Name is null or empty" in error
+    runner.assert_all_flowfiles_transferred("failure", 1)
+
+
+@pytest.mark.parametrize("statement_type", ["INSERT", "UPSERT", "INSERT_IGNORE"])
+def test_it_simple_put_upsert_insert_ignore_with_date(postgres, statement_type) -> None:
+    """PutDatabaseRecordIT's testSimplePut, testUpsert, testInsertIgnore and testWithDate."""
+    runner = person_runner(postgres, statement_type)
+    runner.enqueue(
+        b'{"name": "John Doe", "age": 50, "favorite_color": "blue", "dob": "1975-01-01"}'
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select name, age, favorite_color, dob::text from person") == [
+        ("John Doe", 50, "blue", "1975-01-01")
+    ]

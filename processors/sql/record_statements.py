@@ -1,0 +1,407 @@
+"""PutDatabaseRecord's statements: a table's columns read, record fields matched, rows bound.
+
+:class:`StatementPlan` is one statement type for one record schema: the fields matched to the
+table's columns (Translate Field Names), the keys chosen (Update Keys, Delete Keys, the
+primary key), and the SQLAlchemy statement that writes a batch's rows. String and byte-array
+values for binary columns become bytes as NiFi's do (Binary String Format). The processor
+(:mod:`processors.sql.put_database_record`) runs the plans in the FlowFile's transaction.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import datetime as dt
+import threading
+from collections.abc import Iterator
+from typing import Any
+
+import pyarrow as pa
+
+from flowcore.errors import ProcessException
+from flowcore.process_context import ProcessContext
+from processors.sql._column_insert import column_insert, usable
+from processors.sql.put_record_properties import (
+    BINARY_STRING_FORMAT_BASE64,
+    BINARY_STRING_FORMAT_HEXADECIMAL,
+    FAIL_UNMATCHED_COLUMN,
+    FAIL_UNMATCHED_FIELD,
+    TRANSLATE_FIELD_NAMES,
+    UNMATCHED_COLUMN_BEHAVIOR,
+    UNMATCHED_FIELD_BEHAVIOR,
+    WARNING_UNMATCHED_COLUMN,
+)
+
+__all__ = ["SCHEMAS", "StatementPlan", "TableSchemas", "epoch_instant", "translate"]
+
+
+#: NiFi's ObjectLocalDateTimeFieldConverter bounds: an integer above the year 10,000 in
+#: milliseconds is microseconds; a decimal's integral part above it in seconds is milliseconds.
+YEAR_TEN_THOUSAND_MILLIS = 253_402_300_800_000
+YEAR_TEN_THOUSAND_SECONDS = 253_402_300_800
+_EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+
+
+def epoch_instant(value: Any) -> dt.datetime | None:
+    """The instant an epoch number (or its text) means for a timestamp, as NiFi reads it.
+
+    An integer is milliseconds (microseconds above the year 10,000 in milliseconds); a
+    decimal is seconds (milliseconds above the year 10,000 in seconds) with its fraction to
+    the microsecond. None: *value* is no number (text the database parses itself).
+
+    Raises:
+        OverflowError: a number past the datetime range.
+    """
+    if isinstance(value, str):
+        text = value.strip()
+        try:
+            number: float = float(text) if "." in text else int(text)
+        except ValueError:
+            return None
+    elif isinstance(value, int | float) and not isinstance(value, bool):
+        number = value
+    else:
+        return None
+    if isinstance(number, float):
+        integral = int(number)
+        fraction = number - integral
+        if integral > YEAR_TEN_THOUSAND_SECONDS:
+            base = _EPOCH + dt.timedelta(milliseconds=integral)
+            return base + dt.timedelta(microseconds=round(fraction * 1_000))
+        base = _EPOCH + dt.timedelta(seconds=integral)
+        return base + dt.timedelta(microseconds=round(fraction * 1_000_000))
+    if number > YEAR_TEN_THOUSAND_MILLIS:
+        return _EPOCH + dt.timedelta(microseconds=number)
+    return _EPOCH + dt.timedelta(milliseconds=number)
+
+
+def translate(name: str) -> str:
+    """NiFi's default translation: upper case without underscores (and spaces)."""
+    return name.upper().replace("_", "").replace(" ", "")
+
+
+class TableSchemas:
+    """Reflected tables per enabling of a pool, bounded (NiFi's Table Schema Cache).
+
+    NiFi builds the cache when the processor is scheduled, so a table altered while the flow
+    was stopped is read again; here a pool's enabling (each run, each harness) starts afresh,
+    also when the pool takes back an engine an earlier enabling left idle.
+    """
+
+    def __init__(self) -> None:
+        self.tables: dict[tuple[int, str, str | None, str], Any] = {}
+        self.lock = threading.Lock()
+
+    def get(
+        self, connection: Any, enabling: int, schema: str | None, table: str, limit: int
+    ) -> Any:
+        """*table* of *schema* as SQLAlchemy reflects it, read once per enabling of the pool.
+
+        Read through the FlowFile's *connection*: a table its Pre-Processing SQL creates is
+        seen (NiFi reads the table after that SQL too).
+        """
+        import sqlalchemy as sa  # noqa: PLC0415
+
+        engine = connection.engine
+        key = (enabling, engine.url.render_as_string(hide_password=True), schema, table)
+        with self.lock:
+            found = self.tables.get(key)
+        if found is not None:
+            return found
+        try:
+            reflected = sa.Table(table, sa.MetaData(), schema=schema, autoload_with=connection)
+        except sa.exc.NoSuchTableError:
+            where = f"{schema}.{table}" if schema else table
+            msg = f"table {where!r} does not exist"
+            raise ProcessException(msg) from None
+        with self.lock:
+            if limit and len(self.tables) >= limit:
+                self.tables.pop(next(iter(self.tables)))
+            self.tables[key] = reflected
+        return reflected
+
+
+#: The process's reflected tables (all PutDatabaseRecords share it).
+SCHEMAS = TableSchemas()
+
+
+def _chunks(rows: list[dict[str, Any]], size: int) -> Iterator[list[dict[str, Any]]]:
+    if size <= 0:
+        yield rows
+        return
+    for start in range(0, len(rows), size):
+        yield rows[start : start + size]
+
+
+class StatementPlan:
+    """The statement for one FlowFile: fields matched to columns, keys chosen."""
+
+    def __init__(  # noqa: PLR0917
+        self,
+        table: Any,
+        fields: dict[str, str],
+        statement_type: str,
+        keys: list[str],
+        dialect: str,
+        binary_format: str | None = None,
+    ) -> None:
+        import sqlalchemy as sa  # noqa: PLC0415 (an optional dependency, as the pool's)
+
+        self.table = table
+        self.fields = fields  # record field -> column name
+        self.statement_type = statement_type
+        self.keys = keys
+        self.dialect = dialect
+        self.binary_format = binary_format
+        #: Columns of binary types: their strings and byte arrays become bytes (NiFi's).
+        self.binary = {
+            c
+            for c in fields.values()
+            if isinstance(table.columns[c].type, (sa.LargeBinary, sa.BINARY, sa.VARBINARY))
+        }
+        #: Columns of timestamp types: epoch numbers become instants (NiFi's).
+        self.timestamps = {
+            c for c in fields.values() if isinstance(table.columns[c].type, sa.DateTime)
+        }
+        self.statement = self._statement()
+
+    @classmethod
+    def make(  # noqa: PLR0917
+        cls,
+        context: ProcessContext,
+        table: Any,
+        schema: pa.Schema,
+        statement_type: str,
+        keys_text: str | None,
+        dialect: str,
+        binary_format: str | None = None,
+    ) -> StatementPlan:
+        """The plan for records of *schema* (the statement prepared once per schema).
+
+        *keys_text* is Update Keys, or Delete Keys for DELETE; none: the primary key to
+        UPDATE by, every field matched to DELETE by (NiFi's).
+
+        Raises:
+            ProcessException: a field no column takes (Fail on Unmatched Fields), a required
+                column no field gives (Fail on Unmatched Columns), no key to UPDATE by.
+        """
+        translating = context.get_property(TRANSLATE_FIELD_NAMES).as_boolean()
+        columns = {c.name: c for c in table.columns}
+        lookup = {(translate(n) if translating else n): n for n in columns}
+        fields: dict[str, str] = {}
+        for name in schema.names:
+            column = lookup.get(translate(name) if translating else name)
+            if column is None:
+                if context.get_property(UNMATCHED_FIELD_BEHAVIOR).value == FAIL_UNMATCHED_FIELD:
+                    msg = f"Cannot map field '{name}' to any column in the database"
+                    raise ProcessException(msg)
+                continue
+            fields[name] = column
+        if not fields:
+            msg = (
+                f"None of the fields in the record map to the columns defined by the "
+                f"{table.name} table"
+            )
+            raise ProcessException(msg)
+        missing = [c for c in columns if c not in fields.values()]
+        behavior = context.get_property(UNMATCHED_COLUMN_BEHAVIOR).value
+        if missing and statement_type in ("INSERT", "UPSERT", "INSERT_IGNORE"):
+            text = f"Record does not have a value for the Required column(s) {missing}"
+            if behavior == FAIL_UNMATCHED_COLUMN and any(
+                not columns[c].nullable
+                and columns[c].default is None
+                and columns[c].server_default is None
+                and columns[c].autoincrement is not True
+                for c in missing
+            ):
+                raise ProcessException(text)
+            if behavior == WARNING_UNMATCHED_COLUMN:
+                context.logger.warning(text)
+        if keys_text:
+            keys = [
+                lookup.get(translate(k.strip()) if translating else k.strip(), k.strip())
+                for k in keys_text.split(",")
+                if k.strip()
+            ]
+        elif statement_type == "DELETE":
+            keys = []  # every field the record gives, NULL matching NULL (NiFi's)
+        else:
+            keys = [c.name for c in table.primary_key.columns]
+        if statement_type == "DELETE":
+            keys = [k for k in keys if k in fields.values()]
+            if keys_text and not keys:
+                msg = (
+                    f"None of the Delete Keys {keys_text!r} is a field of the record mapped to "
+                    f"a column of the {table.name} table"
+                )
+                raise ProcessException(msg)
+        elif statement_type in ("UPDATE", "UPSERT") and not keys:
+            msg = f"Table '{table.name}' has no primary keys and no Update Keys were specified"
+            raise ProcessException(msg)
+        elif statement_type in ("UPDATE", "UPSERT"):
+            for key in keys:
+                if key not in fields.values():
+                    msg = f"Update key '{key}' is not a field of the record"
+                    raise ProcessException(msg)
+        return cls(table, fields, statement_type, keys, dialect, binary_format)
+
+    def write(self, connection: Any, batch: pa.RecordBatch, batch_size: int) -> int:
+        """Run the statement for the batch's rows, *batch_size* at a time (0: all); the count.
+
+        A PostgreSQL INSERT of scalar values goes column-wise (:mod:`._column_insert`: one
+        statement per *batch_size* rows, the same effect); others are executemany of dicts.
+        """
+        columns, kinds = self.values(batch)
+        if self.statement_type == "INSERT" and usable(connection.dialect, self.table, kinds):
+            size = batch_size if batch_size > 0 else max(1, batch.num_rows)
+            for start in range(0, batch.num_rows, size):
+                part = {name: values[start : start + size] for name, values in columns.items()}
+                column_insert(connection, self.table, part, kinds)
+            return batch.num_rows
+        names = list(columns)
+        rows = [dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True)]
+        count = 0
+        for chunk in _chunks(rows, batch_size):
+            self.execute(connection, chunk)
+            count += len(chunk)
+        return count
+
+    def values(self, batch: pa.RecordBatch) -> tuple[dict[str, list[Any]], dict[str, pa.DataType]]:
+        """The batch's values per column written (one list per column), and their Arrow types.
+
+        Values are converted for the column as NiFi's record conversion does (binary from text
+        or byte arrays, timestamps from epoch numbers); two fields of one column ("NAME" and
+        "name") coalesce, and their type is null when they differ.
+        """
+        merged: dict[str, list[Any]] = {}
+        kinds: dict[str, pa.DataType] = {}
+        for field in batch.schema:
+            column = self.fields.get(field.name)
+            if column is None:
+                continue
+            values = batch.column(field.name).to_pylist()
+            kind = field.type
+            if column in self.binary:
+                values, kind = self._bytes(field.name, column, kind, values), pa.binary()
+            elif column in self.timestamps:
+                values, kind = self._instants(field.name, column, kind, values)
+            if column in merged:
+                values = [
+                    a if a is not None else b for a, b in zip(merged[column], values, strict=True)
+                ]
+                kind = kinds[column] if kinds[column] == kind else pa.null()
+            merged[column] = values
+            kinds[column] = kind
+        return merged, kinds
+
+    def _instants(
+        self, field: str, column: str, kind: pa.DataType, values: list[Any]
+    ) -> tuple[list[Any], pa.DataType]:
+        """Epoch numbers (or their text) for timestamp *column* as instants (NiFi's reading).
+
+        Text that is not a number stays text (the database parses it); so does a whole
+        column of text where any value is not a number.
+        """
+        numeric = pa.types.is_integer(kind) or pa.types.is_floating(kind)
+        if not (numeric or pa.types.is_string(kind) or pa.types.is_large_string(kind)):
+            return values, kind
+        try:
+            instants = [None if v is None else epoch_instant(v) for v in values]
+        except (OverflowError, ValueError) as error:
+            msg = f"field '{field}' for timestamp column '{column}' is out of range: {error}"
+            raise ProcessException(msg) from None
+        if any(i is None and v is not None for i, v in zip(instants, values, strict=True)):
+            return values, kind
+        return instants, pa.timestamp("us", tz="UTC")
+
+    def _statement(self) -> Any:
+        import sqlalchemy as sa  # noqa: PLC0415
+
+        table = self.table
+        kind = self.statement_type
+        if kind == "INSERT":
+            return sa.insert(table)
+        if kind in ("UPSERT", "INSERT_IGNORE"):
+            return self._upsert(kind == "INSERT_IGNORE")
+        keyed = sa.and_(sa.true(), *[table.c[k] == sa.bindparam(f"k_{k}") for k in self.keys])
+        if kind == "UPDATE":
+            values = {c: sa.bindparam(f"v_{c}") for c in self.fields.values() if c not in self.keys}
+            return sa.update(table).where(keyed).values(values)
+        # NiFi's null-safe match (NIFI-3742): a NULL field deletes the row whose column is NULL;
+        # over the Delete Keys, or every field matched when none are set.
+        everything = sa.and_(
+            *[
+                table.c[c].is_not_distinct_from(sa.bindparam(f"k_{c}"))
+                if table.c[c].nullable
+                else table.c[c] == sa.bindparam(f"k_{c}")
+                for c in (self.keys or list(dict.fromkeys(self.fields.values())))
+            ]
+        )
+        return sa.delete(table).where(everything)
+
+    def _bytes(self, field: str, column: str, kind: pa.DataType, values: list[Any]) -> list[Any]:
+        """*values* of *field* as bytes for binary *column* (NiFi's conversion to BLOB).
+
+        Text is decoded by Binary String Format (UTF-8, Hexadecimal, Base64); an array of
+        bytes (Arrow int8/uint8 lists: a record's ``Byte[]``) becomes its bytes; any other
+        array (of ints, say) fails, as NiFi's ``Integer[]`` into a BLOB does.
+        """
+        if pa.types.is_string(kind) or pa.types.is_large_string(kind):
+            decode = {
+                BINARY_STRING_FORMAT_HEXADECIMAL: bytes.fromhex,
+                BINARY_STRING_FORMAT_BASE64: lambda text: base64.b64decode(text, validate=True),
+            }.get(self.binary_format or "", lambda text: text.encode("utf-8"))
+            try:
+                return [None if v is None else decode(v) for v in values]
+            except (ValueError, binascii.Error) as error:
+                msg = (
+                    f"field '{field}' for binary column '{column}' is not "
+                    f"{self.binary_format} text: {error}; set Binary String Format to the "
+                    "encoding the strings use"
+                )
+                raise ProcessException(msg) from None
+        if pa.types.is_list(kind) or pa.types.is_large_list(kind):
+            element = kind.value_type
+            if not (pa.types.is_int8(element) or pa.types.is_uint8(element)):
+                msg = (
+                    f"Cannot convert field '{field}' (an array of {element}) to the binary "
+                    f"column '{column}': only arrays of bytes (or strings, or binary values) "
+                    "convert to BLOB/BINARY/VARBINARY/LONGVARBINARY"
+                )
+                raise ProcessException(msg)
+            return [None if v is None else bytes(b & 0xFF for b in v) for v in values]
+        return values
+
+    def _upsert(self, ignore: bool) -> Any:
+        if self.dialect in ("postgresql", "sqlite"):
+            module = __import__(f"sqlalchemy.dialects.{self.dialect}", fromlist=["insert"])
+            statement = module.insert(self.table)
+            if ignore:
+                return statement.on_conflict_do_nothing()
+            updates = {c: statement.excluded[c] for c in self.fields.values() if c not in self.keys}
+            if not updates:
+                return statement.on_conflict_do_nothing(index_elements=self.keys)
+            return statement.on_conflict_do_update(index_elements=self.keys, set_=updates)
+        if self.dialect in ("mysql", "mariadb"):
+            from sqlalchemy.dialects.mysql import insert  # noqa: PLC0415
+
+            statement = insert(self.table)
+            if ignore:
+                return statement.prefix_with("IGNORE")
+            return statement.on_duplicate_key_update(
+                {c: statement.inserted[c] for c in self.fields.values() if c not in self.keys}
+            )
+        msg = f"{self.statement_type} is not supported for the {self.dialect} database"
+        raise ProcessException(msg)
+
+    def execute(self, connection: Any, rows: list[dict[str, Any]]) -> None:
+        """Run the statement for *rows* (executemany)."""
+        if not rows:
+            return
+        if self.statement_type in ("UPDATE", "DELETE"):
+            bound = self.keys if self.keys else list(self.fields.values())
+            rows = [
+                {**{f"v_{c}": v for c, v in row.items()}, **{f"k_{k}": row.get(k) for k in bound}}
+                for row in rows
+            ]
+        connection.execute(self.statement, rows)
