@@ -89,7 +89,7 @@ def _server(container: Container) -> tuple[str, int]:
         port = rest[1:] if rest.startswith(":") else ""
     else:
         name, _, port = host.partition(":")
-    return name, int(port) if port.isdigit() else 80
+    return name, int(port) if port.isdigit() else (443 if container.secure else 80)
 
 
 def _locale(container: Container) -> str:
@@ -125,7 +125,8 @@ def request_attributes(
     raw_path, _, query = container.target.partition("?")
     has_query = "?" in container.target
     server_name, server_port = _server(container)
-    port_part = "" if server_port == 80 else f":{server_port}"
+    scheme = "https" if container.secure else "http"
+    port_part = "" if server_port == (443 if container.secure else 80) else f":{server_port}"
     attributes: dict[str, str] = {HTTP_CONTEXT_ID: container.identifier}
     optional = {
         "mime.type": content_type,
@@ -141,7 +142,7 @@ def request_attributes(
         "http.remote.addr": container.client[0],
         "http.protocol": container.version,
         HTTP_REQUEST_URI: raw_path,
-        "http.request.url": f"http://{server_name}{port_part}{raw_path}",
+        "http.request.url": f"{scheme}://{server_name}{port_part}{raw_path}",
         "http.dispatcher.type": "REQUEST",
         "http.character.encoding": encoding,
         "http.locale": _locale(container),
@@ -149,6 +150,7 @@ def request_attributes(
         HTTP_PORT: str(server_port),
     }
     attributes.update({k: v for k, v in optional.items() if v is not None})
+    attributes.update(container.certificate)  # NiFi's certificate attributes (HTTPS only)
     if parameters:
         values: dict[str, str] = {}
         for key, value in parse_qsl(query, keep_blank_values=True, encoding=charset):
