@@ -1,6 +1,7 @@
 """What one ListenHTTP request body becomes: FlowFiles unpacked from a package, records, content.
 
-NiFi's ``ListenHTTPServlet.handleRequest``: a body whose Content-Type is
+NiFi's ``ListenHTTPServlet``: a multipart/form-data body is one FlowFile per part, with
+``http.multipart.*`` attributes (HandleHttpRequest's); otherwise a body whose Content-Type is
 ``application/flowfile-v3`` or ``-v2`` (exactly), or starts with ``application/flowfile``
 (v1, the tar format), is a FlowFile package sent by another NiFi (InvokeHTTP, or 1.x's
 PostHTTP, with the type MergeContent gives its packages): each packaged FlowFile is one
@@ -26,6 +27,7 @@ from flowcore.records.record_io import RECORD_FAILURES
 from flowcore.records.schema import RecordSchema
 from flowcore.session.streams import WriteStream, buffered
 from processors._unpackers import UnpackError, flowfile_stream_entries, flowfile_tar_entries
+from processors.http_server._multipart import MULTIPART, parse_multipart
 
 __all__ = ["ACCEPT_HEADERS", "Piece", "Refused", "received"]
 
@@ -81,6 +83,12 @@ def received(
             reader that cannot find its schema (500): NiFi's ListenHttpException.
     """
     content_type = headers.get("Content-Type")
+    if content_type and MULTIPART in content_type:  # NiFi: one FlowFile per part
+        try:
+            parts = parse_multipart(content_type, body)
+        except ValueError as error:
+            raise Refused(_SERVER_ERROR, str(error)) from None
+        return [Piece(p.content, dict(p.attributes)) for p in parts]
     filename = headers.get("filename")
     pieces = _unpacked(body, content_type)
     if pieces is None:

@@ -93,12 +93,13 @@ def _key_pem(key: ec.EllipticCurvePrivateKey) -> bytes:
 def make_pki(directory: Path) -> Pki:
     """A CA, a server certificate for 127.0.0.1 and localhost, and two client certificates."""
     directory.mkdir(parents=True, exist_ok=True)
-    ca_key, other_key = ec.generate_private_key(ec.SECP256R1()), ec.generate_private_key(
-        ec.SECP256R1()
+    ca_key, other_key = (
+        ec.generate_private_key(ec.SECP256R1()),
+        ec.generate_private_key(ec.SECP256R1()),
     )
     ca_name, other_name = "CN=Test CA, O=Flowcore, C=US", "CN=Other CA, O=Elsewhere, C=US"
     ca = _certificate(ca_name, ca_key, ca_name, ca_key, ca=True)
-    other = _certificate(other_name, other_key, other_name, other_key, ca=True)
+    # the stranger's authority is nowhere trusted: its own certificate is never needed
     server_key = ec.generate_private_key(ec.SECP256R1())
     server = _certificate(
         "CN=localhost, O=Flowcore, C=US",

@@ -13,7 +13,6 @@ import pytest
 
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
-from flowcore.errors import FlowValidationError
 from flowcore.nifi.importing import import_nifi
 from flowcore.settings import Settings
 from processors import HandleHttpRequest, ListenHTTP
@@ -70,7 +69,7 @@ def _last_attributes(repository: Path) -> dict[str, str]:
     assert events, "no RECEIVE event"
     event = events[-1]
     assert event.transit_uri.endswith("/contentListener")
-    assert event.details == "Remote DN=none"
+    assert event.details == "Remote DN=none, Issuer DN=none"
     return dict(event.attributes)
 
 
@@ -346,18 +345,6 @@ def test_post_requests_received_with_el(tmp_path: Path, monkeypatch: pytest.Monk
     _post_messages(
         tmp_path, 200, **{"Listening Port": "${HTTP_PORT}", "Base Path": "${HTTP_BASEPATH}"}
     )
-
-
-def test_https_is_refused_before_the_run_with_the_fix_named(tmp_path: Path) -> None:
-    """An SSL Context Service makes the flow invalid: the message names the property and the
-    way out, and nothing runs."""
-    flow = Flow("tls")
-    listen = flow.add(
-        ListenHTTP(listening_port=str(free_port()), ssl_context_service="tls"), name="listen"
-    )
-    flow.auto_terminate(listen, "success")
-    with pytest.raises(FlowValidationError, match="does not serve HTTPS yet"):
-        run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
 
 
 def _form(size: int) -> tuple[bytes, str]:

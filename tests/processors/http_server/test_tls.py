@@ -1,0 +1,269 @@
+"""Tests for HTTPS on ListenHTTP and HandleHttpRequest: real TLS on loopback, certificates
+made by the test (a CA, the server's, a client's and a stranger's)."""
+
+from __future__ import annotations
+
+import ssl
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from cryptography import x509
+
+from flowcore.errors import ConfigurationError
+from flowcore.ssl_context import StandardSSLContextService
+from flowcore.testing import TestRunner
+from processors import HandleHttpRequest, ListenHTTP
+from processors.http_server import StandardHttpContextMap
+from processors.http_server._tls import principal
+from repositories.repository_set import RepositorySet
+from tests.processors.http_server._certificates import Pki, make_pki
+from tests.processors.http_server._listening import listening
+from tests.processors.http_server._serving import free_port
+
+CLIENT_DN = "CN=client, O=Flowcore, C=US"
+CA_DN = "CN=Test CA, O=Flowcore, C=US"
+
+
+@pytest.fixture(scope="module")
+def pki(tmp_path_factory: pytest.TempPathFactory) -> Pki:
+    """The certificates every test here uses, made once."""
+    return make_pki(tmp_path_factory.mktemp("pki"))
+
+
+def _service(pki: Pki, *, trust: bool) -> StandardSSLContextService:
+    """The listener's SSL context service: its certificate, and the CA when *trust*."""
+    return StandardSSLContextService(
+        "tls",
+        keystore_filename=str(pki.server),
+        keystore_type="PEM",
+        truststore_filename=str(pki.ca) if trust else None,
+        truststore_type="PEM" if trust else None,
+    )
+
+
+def _client(pki: Pki, certificate: tuple[Path, Path] | None) -> httpx.Client:
+    """A client trusting the CA, showing *certificate* (and its key) when given."""
+    context = ssl.create_default_context(cafile=str(pki.ca))
+    if certificate is not None:
+        context.load_cert_chain(str(certificate[0]), str(certificate[1]))
+    return httpx.Client(verify=context, timeout=10)
+
+
+def _ready(pki: Pki) -> Any:
+    """A readiness probe of an HTTPS listener (with the client certificate)."""
+
+    def probe(url: str) -> bool:
+        try:
+            with _client(pki, pki.client) as client:
+                return client.get(url).status_code == 200
+        except httpx.TransportError:
+            return False
+
+    return probe
+
+
+def _received(repository: Path) -> list[Any]:
+    """The RECEIVE events of the run's provenance repository."""
+    repos = RepositorySet.open(repository)
+    try:
+        return list(repos.provenance.search(event_type="RECEIVE"))
+    finally:
+        repos.close()
+
+
+def test_principal_is_written_as_nifis_formatter_writes_it() -> None:
+    """RFC 1779 as Java prints it: most specific first, ", " between, UID and DC named."""
+    name = x509.Name(
+        [
+            x509.NameAttribute(x509.NameOID.DOMAIN_COMPONENT, "NiFi"),
+            x509.NameAttribute(x509.NameOID.DOMAIN_COMPONENT, "Apache"),
+            x509.NameAttribute(x509.NameOID.USER_ID, "Subject"),
+        ]
+    )
+    assert principal(name) == "UID=Subject, DC=Apache, DC=NiFi"
+    quoted = x509.Name([x509.NameAttribute(x509.NameOID.COMMON_NAME, "a, b")])
+    assert principal(quoted) == 'CN="a, b"'
+
+
+def test_secure_two_way_ssl_post_requests_received(tmp_path: Path, pki: Pki) -> None:
+    """NiFi's testSecureTwoWaySslPOSTRequestsReceivedWithoutEL: with a truststore, AUTO is
+    REQUIRED; the client's DNs are attributes and the RECEIVE event's details, over https."""
+    with listening(
+        tmp_path,
+        services=[_service(pki, trust=True)],
+        scheme="https",
+        ready=_ready(pki),
+        **{"SSL Context Service": "tls", "Return Code": "204"},
+    ) as run:
+        with _client(pki, pki.client) as client:
+            codes = [client.post(run.url, content=m).status_code for m in (b"payload 1", b"")]
+        assert codes == [204, 204]
+    events = _received(tmp_path / "repo")
+    assert len(events) == 2
+    for event in events:
+        assert event.transit_uri.startswith("https://127.0.0.1:")
+        assert event.details == f"Remote DN={CLIENT_DN}, Issuer DN={CA_DN}"
+        assert event.attributes["restlistener.remote.user.dn"] == CLIENT_DN
+        assert event.attributes["restlistener.remote.issuer.dn"] == CA_DN
+
+
+def test_secure_server_trust_store_configured_client_authentication_required(
+    tmp_path: Path, pki: Pki
+) -> None:
+    """NiFi's testSecureServerTrustStoreConfiguredClientAuthenticationRequired: a client
+    without a certificate, or with one from another CA, fails the handshake; nothing lands."""
+    with listening(
+        tmp_path,
+        services=[_service(pki, trust=True)],
+        scheme="https",
+        ready=_ready(pki),
+        **{"SSL Context Service": "tls", "Client Authentication": "REQUIRED"},
+    ) as run:
+        for certificate in (None, pki.stranger):
+            with _client(pki, certificate) as client, pytest.raises(httpx.TransportError):
+                client.post(run.url, content=b"refused")
+        assert run.written() == {}
+
+
+def test_secure_server_trust_store_not_configured_client_authentication_not_required(
+    tmp_path: Path, pki: Pki
+) -> None:
+    """NiFi's testSecureServerTrustStoreNotConfiguredClientAuthenticationNotRequired: without
+    a truststore AUTO is NONE: a client without a certificate is taken, DNs "none"."""
+    with (
+        listening(
+            tmp_path,
+            services=[_service(pki, trust=False)],
+            scheme="https",
+            ready=_ready(pki),
+            **{"SSL Context Service": "tls", "Return Code": "204"},
+        ) as run,
+        _client(pki, None) as client,
+    ):
+        assert client.post(run.url, content=b"one way").status_code == 204
+    event = _received(tmp_path / "repo")[-1]
+    assert event.details == "Remote DN=none, Issuer DN=none"
+    assert event.attributes["restlistener.remote.user.dn"] == "none"
+
+
+@pytest.mark.parametrize(
+    ("subjects", "issuers", "status"),
+    [
+        ("CN=other", ".*", 403),  # testSecureTwoWaySslPOSTRequestsReceivedWithUnauthorizedSubjectDn
+        (CLIENT_DN, CA_DN, 200),  # ...WithAuthorizedIssuerDn
+        (CLIENT_DN, "CN=other", 403),  # ...WithUnauthorizedIssuerDn
+    ],
+)
+def test_authorized_subject_and_issuer_dn_patterns(
+    tmp_path: Path, pki: Pki, subjects: str, issuers: str, status: int
+) -> None:
+    """NiFi's DN pattern tests: a subject or issuer the pattern does not match gets 403 and
+    lands nothing; matching both is taken."""
+    properties = {
+        "SSL Context Service": "tls",
+        "Authorized Subject DN Pattern": subjects,
+        "Authorized Issuer DN Pattern": issuers,
+    }
+    with listening(
+        tmp_path,
+        services=[_service(pki, trust=True)],
+        scheme="https",
+        ready=_ready(pki),
+        **properties,
+    ) as run:
+        with _client(pki, pki.client) as client:
+            response = client.post(run.url, content=b"payload")
+        assert response.status_code == status
+    if status == 403:
+        assert b"not allowed based on" in response.content
+        assert run.written() == {}
+    else:
+        assert list(run.written().values()) == [b"payload"]
+
+
+def test_health_check_port_answers_without_a_client_certificate(tmp_path: Path, pki: Pki) -> None:
+    """Listening Port for Health Check Requests: one-way TLS there (no client certificate),
+    GET on the health check answers OK, content is not taken there (405)."""
+    health = free_port()
+    with listening(
+        tmp_path,
+        services=[_service(pki, trust=True)],
+        scheme="https",
+        ready=_ready(pki),
+        **{"SSL Context Service": "tls", "Listening Port for Health Check Requests": str(health)},
+    ) as run:
+        base = f"https://127.0.0.1:{health}/contentListener"
+        with _client(pki, None) as client:
+            check = client.get(base + "/healthcheck")
+            post = client.post(base, content=b"not here")
+        assert (check.status_code, check.text) == (200, "OK")
+        assert post.status_code == 405
+        assert run.written() == {}
+
+
+def test_health_check_port_equal_to_the_listening_port_is_invalid() -> None:
+    """NiFi's validatePortsAreNotEqual: the same port twice is refused before the run."""
+    listen = ListenHTTP(
+        **{"Listening Port": "8011", "Listening Port for Health Check Requests": "8011"}
+    )
+    problems = listen.validate()
+    assert [p.subject for p in problems] == ["Listening Port for Health Check Requests"]
+    assert "cannot have the same value" in problems[0].explanation
+
+
+def test_handle_http_request_serves_https_with_certificate_attributes(pki: Pki) -> None:
+    """HandleHttpRequest with Need Authentication: NiFi's http.subject.dn, http.issuer.dn and
+    http.certificate.sans.N.* attributes, an https request URL; no certificate, no request."""
+    runner = TestRunner(HandleHttpRequest())
+    runner.add_service(StandardHttpContextMap("map"))
+    runner.add_service(_service(pki, trust=True))
+    for name, value in {
+        "HTTP Context Map": "map",
+        "Listening Port": str(free_port()),
+        "SSL Context Service": "tls",
+        "Client Authentication": "Need Authentication",
+    }.items():
+        runner.set_property(name, value)
+    runner.run(1, stop_on_finish=False)
+    processor = runner.processor
+    assert isinstance(processor, HandleHttpRequest)
+    url = f"https://127.0.0.1:{processor.port}/data"
+    try:
+        with _client(pki, None) as client, pytest.raises(httpx.TransportError):
+            client.get(url)
+        outcome: list[Any] = []
+
+        def send() -> None:
+            with _client(pki, pki.client) as client:
+                outcome.append(client.get(url))
+
+        thread = threading.Thread(target=send)
+        thread.start()
+        deadline = time.monotonic() + 10
+        while not runner.flowfiles_for("success") and time.monotonic() < deadline:
+            time.sleep(0.02)
+            runner.run(1, stop_on_finish=False, initialize=False)
+    finally:
+        processor.on_stopped(runner.context)
+    thread.join(timeout=10)
+    (flowfile,) = runner.flowfiles_for("success")
+    attributes = flowfile.attributes
+    assert attributes["http.subject.dn"] == CLIENT_DN
+    assert attributes["http.issuer.dn"] == CA_DN
+    assert attributes["http.certificate.sans.0.nameType"] == "rfc822Name"
+    assert attributes["http.certificate.sans.0.name"] == "client@example.com"
+    assert attributes["http.certificate.sans.1.nameType"] == "dNSName"
+    assert attributes["http.certificate.sans.1.name"] == "client.example.com"
+    assert attributes["http.request.url"].startswith("https://127.0.0.1:")
+    assert outcome[0].status_code == 503  # stopped before a response: NiFi's Stopping Server
+
+
+def test_a_server_without_a_keystore_is_refused_in_one_line(pki: Pki) -> None:
+    """A truststore-only service cannot serve: the message names the service and the fix."""
+    service = StandardSSLContextService("trust-only", truststore_filename=str(pki.ca))
+    with pytest.raises(ConfigurationError, match="'trust-only' has no keystore"):
+        service.create_server_context("NONE")
