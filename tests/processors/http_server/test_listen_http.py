@@ -18,8 +18,11 @@ from flowcore.settings import Settings
 from processors import HandleHttpRequest, ListenHTTP
 from processors.http_server._inbox import Held, Inbox
 from processors.http_server._server import ListenerConfig, ListenerServer
+from processors.record_services.csv import CSVRecordSetWriter
+from processors.record_services.json import JsonTreeReader
 from repositories.repository_set import RepositorySet
 from tests.processors.http_server._listening import listening
+from tests.processors.http_server._packages import package_v3
 from tests.processors.http_server._serving import free_port
 
 
@@ -109,7 +112,11 @@ def test_only_post_and_head_on_the_base_path_and_get_on_the_health_check(
         assert client.put(run.url, content=b"x").status_code == 405
         health = client.get(run.url + "/healthcheck")
         assert (health.status_code, health.text) == (200, "OK")
-        assert client.head(run.url).status_code == 200
+        head = client.head(run.url)  # NiFi's doHead: what a NiFi sender may send
+        assert head.status_code == 200
+        assert head.headers["Accept-Encoding"] == "gzip"
+        assert head.headers["Accept"].startswith("application/flowfile-v3,")
+        assert head.headers["x-nifi-transfer-protocol-version"] == "3"
         assert client.post(run.url + "x", content=b"x").status_code == 404
         chunks = client.post(run.url, content=iter([b"a", b"b"]))
         assert chunks.status_code == 411
@@ -499,3 +506,74 @@ def test_gzip_members_together_past_the_limit_are_413() -> None:
     codes, held = _gzip_answers([member, member + member], max_body=100)
     assert codes == [200, 413]
     assert held == [b"x" * 60]
+
+
+def test_a_flowfile_v3_package_lands_as_its_flowfiles_answered_once(tmp_path: Path) -> None:
+    """A NiFi sender's application/flowfile-v3 body: each packaged FlowFile lands with its
+    attributes (PutFile names it by its filename), RECEIVEd with ``urn:nifi:<uuid>``."""
+    body = package_v3(
+        ({"uuid": "id-1", "filename": "a.txt", "origin": "nifi"}, b"alpha"),
+        ({"uuid": "id-2", "filename": "b.txt"}, b"beta"),
+    )
+    with listening(tmp_path) as run:
+        response = httpx.post(
+            run.url,
+            content=gzip.compress(body),
+            headers={"Content-Type": "application/flowfile-v3", "flowfile-gzipped": "true"},
+            timeout=10,
+        )
+        assert response.status_code == 200
+    assert run.written() == {"a.txt": b"alpha", "b.txt": b"beta"}
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        events = repos.provenance.search(event_type="RECEIVE")
+    finally:
+        repos.close()
+    assert sorted(e.source_system_flowfile_identifier for e in events) == [
+        "urn:nifi:id-1",
+        "urn:nifi:id-2",
+    ]
+    first = next(e for e in events if e.attributes.get("filename") == "a.txt")
+    assert first.attributes["origin"] == "nifi"
+    assert first.attributes["restlistener.request.uri"] == "/contentListener"
+
+
+def test_post_requests_received_with_record_reader(tmp_path: Path) -> None:
+    """NiFi's testPOSTRequestsReceivedWithRecordReader and
+    testReturn400WhenInvalidPOSTRequestSentWithRecordReader: records rewritten by the Record
+    Writer; a body that does not parse gets 400 and lands nothing."""
+    services = [JsonTreeReader("reader"), CSVRecordSetWriter("writer")]
+    properties = {"Record Reader": "reader", "Record Writer": "writer"}
+    with listening(tmp_path, services=services, **properties) as run:
+        with httpx.Client(timeout=10) as client:
+            bad = client.post(run.url, content=b'[{"id": 1}, {"id": ')
+            good = client.post(run.url, content=b'[{"id":1,"name":"rec1"},{"id":2,"name":"rec2"}]')
+        assert (bad.status_code, good.status_code) == (400, 200)
+        assert b"Could not process record" in bad.content
+    assert list(run.written().values()) == [b"id,name\n1,rec1\n2,rec2\n"]
+
+
+def test_multipart_form_data_request(tmp_path: Path) -> None:
+    """NiFi's testMultipartFormDataRequest: one FlowFile per part, with http.multipart.*."""
+    files = {"file1": ("my-file-text.txt", b"Hello World", "text/plain")}
+    with listening(tmp_path, **{"Multipart Read Buffer Size": "10 b"}) as run:
+        response = httpx.post(run.url, data={"p1": "v1", "p2": "v2"}, files=files, timeout=10)
+        assert response.status_code == 200
+    assert sorted(run.written().values()) == [b"Hello World", b"v1", b"v2"]
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        events = repos.provenance.search(event_type="RECEIVE")
+    finally:
+        repos.close()
+    by_name = {e.attributes["http.multipart.name"]: e.attributes for e in events}
+    assert sorted(by_name) == ["file1", "p1", "p2"]
+    assert by_name["file1"]["http.multipart.filename"] == "my-file-text.txt"
+    assert {a["http.multipart.fragments.total.number"] for a in by_name.values()} == {"3"}
+
+
+def test_the_filename_header_names_the_flowfile(tmp_path: Path) -> None:
+    """NiFi's servlet: a ``filename`` request header is the FlowFile's filename."""
+    with listening(tmp_path) as run:
+        response = httpx.post(run.url, content=b"named", headers={"filename": "n.txt"}, timeout=10)
+        assert response.status_code == 200
+    assert run.written() == {"n.txt": b"named"}
