@@ -34,8 +34,11 @@ class Part:
     is_file: bool
 
 
-def parse_multipart(content_type: str, body: bytes) -> list[Part]:
+def parse_multipart(content_type: str, body: bytes, *, lower: bool = True) -> list[Part]:
     """The parts of the multipart/form-data *body* sent with *content_type*.
+
+    *lower*: the part headers' names in ``http.headers.multipart.*`` are lower case (what
+    NiFi's HandleHttpRequest tests find), or as sent (what NiFi's TestListenHTTP finds).
 
     Raises:
         ValueError: the body is not a well-formed multipart body.
@@ -52,7 +55,9 @@ def parse_multipart(content_type: str, body: bytes) -> list[Part]:
         content = payload if isinstance(payload, bytes) else b""
         name = part.get_param("name", header="content-disposition")
         filename = part.get_filename()
-        attributes = {f"http.headers.multipart.{k.lower()}": str(v) for k, v in part.items()}
+        attributes = {
+            f"http.headers.multipart.{k.lower() if lower else k}": str(v) for k, v in part.items()
+        }
         attributes["http.multipart.size"] = str(len(content))
         if part.get("Content-Type") is not None:
             attributes["http.multipart.content.type"] = part.get_content_type()

@@ -85,7 +85,7 @@ def received(
     content_type = headers.get("Content-Type")
     if content_type and MULTIPART in content_type:  # NiFi: one FlowFile per part
         try:
-            parts = parse_multipart(content_type, body)
+            parts = parse_multipart(content_type, body, lower=False)
         except ValueError as error:
             raise Refused(_SERVER_ERROR, str(error)) from None
         return [Piece(p.content, dict(p.attributes)) for p in parts]

@@ -30,6 +30,7 @@ __all__ = [
     "peer_certificate",
     "principal",
     "server_context",
+    "warn_http2",
 ]
 
 log = logging.getLogger(__name__)
@@ -69,7 +70,19 @@ def server_context(
             "context service: name a StandardSSLContextService"
         )
         raise ConfigurationError(msg)
-    return service.create_server_context(client_auth)
+    context = service.create_server_context(client_auth)
+    context.set_alpn_protocols(["http/1.1"])  # the standard library's server speaks HTTP/1.1
+    return context
+
+
+def warn_http2(context: Any, protocols: str | None, processor: str) -> None:
+    """Say that HTTP Protocols asking for h2 only is served as HTTP/1.1 (a difference)."""
+    if protocols == "H2":
+        context.logger.warning(
+            "%s: HTTP Protocols is h2 only, but flowcore serves HTTP/1.1 (over TLS, ALPN "
+            "offers http/1.1): clients must be able to fall back to it",
+            processor,
+        )
 
 
 def listen_client_auth(value: str | None, service: StandardSSLContextService) -> str:

@@ -46,7 +46,7 @@ from processors.http_server._request_server import (
     handler_wait_s,
 )
 from processors.http_server._source import HttpServerSource
-from processors.http_server._tls import HANDLE_CLIENT_AUTH, server_context
+from processors.http_server._tls import HANDLE_CLIENT_AUTH, server_context, warn_http2
 from processors.http_server.context_map import Answer, Exchange, HttpContextMap
 
 __all__ = ["HandleHttpRequest"]
@@ -268,6 +268,9 @@ class HandleHttpRequest(HttpServerSource):
         policy = HANDLE_CLIENT_AUTH[context.get_property(self.CLIENT_AUTH).value or ""]
         if isinstance(service, StandardSSLContextService) and not service.truststore_filename:
             policy = "NONE"  # NiFi: Client Authentication is ignored without a truststore
+        warn_http2(
+            context, context.get_property(self.HTTP_PROTOCOL_STRATEGY).value, "HandleHttpRequest"
+        )
         return server_context(service, policy, "HandleHttpRequest", self.SSL_CONTEXT.display_name)
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:

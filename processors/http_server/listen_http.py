@@ -42,7 +42,7 @@ from flowcore.validators import (
 from processors.http_server._inbox import Inbox
 from processors.http_server._server import ListenerConfig, ListenerServer
 from processors.http_server._source import HttpServerSource
-from processors.http_server._tls import listen_client_auth, server_context
+from processors.http_server._tls import listen_client_auth, server_context, warn_http2
 
 __all__ = ["ListenHTTP"]
 
@@ -309,6 +309,7 @@ class ListenHTTP(HttpServerSource):
                 server_context(service, chosen, "ListenHTTP", prop),
                 server_context(service, "NONE", "ListenHTTP", prop),
             )
+            warn_http2(context, value(self.HTTP_PROTOCOL_STRATEGY).value, "ListenHTTP")
         records = None
         if names[self.RECORD_READER]:
             reader = lookup(names[self.RECORD_READER])  # type: ignore[misc]

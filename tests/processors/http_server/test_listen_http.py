@@ -519,7 +519,11 @@ def test_a_flowfile_v3_package_lands_as_its_flowfiles_answered_once(tmp_path: Pa
         response = httpx.post(
             run.url,
             content=gzip.compress(body),
-            headers={"Content-Type": "application/flowfile-v3", "flowfile-gzipped": "true"},
+            headers={  # NiFi's testFlowFilePackageRestoresFilenames: the packaged names win
+                "Content-Type": "application/flowfile-v3",
+                "flowfile-gzipped": "true",
+                "filename": "data.flowfilev3",
+            },
             timeout=10,
         )
         assert response.status_code == 200

@@ -104,3 +104,4 @@ def test_a_multipart_body_is_one_flowfile_per_part() -> None:
     assert second["http.multipart.filename"] == "a.txt"
     assert second["http.multipart.content.type"] == "text/plain"
     assert second["http.multipart.size"] == "11"
+    assert second["http.headers.multipart.Content-Type"] == "text/plain"  # as NiFi's test

@@ -3,6 +3,7 @@ made by the test (a CA, the server's, a client's and a stranger's)."""
 
 from __future__ import annotations
 
+import socket
 import ssl
 import threading
 import time
@@ -132,19 +133,32 @@ def test_secure_server_trust_store_configured_client_authentication_required(
 def test_secure_server_trust_store_not_configured_client_authentication_not_required(
     tmp_path: Path, pki: Pki
 ) -> None:
-    """NiFi's testSecureServerTrustStoreNotConfiguredClientAuthenticationNotRequired: without
-    a truststore AUTO is NONE: a client without a certificate is taken, DNs "none"."""
-    with (
-        listening(
-            tmp_path,
-            services=[_service(pki, trust=False)],
-            scheme="https",
-            ready=_ready(pki),
-            **{"SSL Context Service": "tls", "Return Code": "204"},
-        ) as run,
-        _client(pki, None) as client,
-    ):
-        assert client.post(run.url, content=b"one way").status_code == 204
+    """NiFi's testSecureServerTrustStoreNotConfiguredClientAuthenticationNotRequired (with
+    HTTP Protocols h2 and http/1.1, as testSecurePOSTRequestsReceivedWithoutELHttp2AndHttp1):
+    without a truststore AUTO is NONE, a client without a certificate is taken, DNs "none";
+    and testSecureServerSupportsCurrentTlsProtocolVersion: TLS 1.3 is negotiated."""
+    properties = {
+        "SSL Context Service": "tls",
+        "Return Code": "204",
+        "HTTP Protocols": "H2_HTTP_1_1",
+    }
+    with listening(
+        tmp_path,
+        services=[_service(pki, trust=False)],
+        scheme="https",
+        ready=_ready(pki),
+        **properties,
+    ) as run:
+        with _client(pki, None) as client:
+            assert client.post(run.url, content=b"one way").status_code == 204
+        context = ssl.create_default_context(cafile=str(pki.ca))
+        context.minimum_version = ssl.TLSVersion.TLSv1_3
+        context.set_alpn_protocols(["h2", "http/1.1"])
+        port = int(run.url.split(":")[2].split("/")[0])
+        raw = socket.create_connection(("127.0.0.1", port), timeout=10)
+        with context.wrap_socket(raw, server_hostname="localhost") as tls:
+            assert tls.version() == "TLSv1.3"
+            assert tls.selected_alpn_protocol() == "http/1.1"
     event = _received(tmp_path / "repo")[-1]
     assert event.details == "Remote DN=none, Issuer DN=none"
     assert event.attributes["restlistener.remote.user.dn"] == "none"
