@@ -14,7 +14,6 @@ import httpx
 import pytest
 from cryptography import x509
 
-from flowcore.errors import ConfigurationError
 from flowcore.ssl_context import StandardSSLContextService
 from flowcore.testing import TestRunner
 from processors import HandleHttpRequest, ListenHTTP
@@ -274,10 +273,3 @@ def test_handle_http_request_serves_https_with_certificate_attributes(pki: Pki) 
     assert attributes["http.certificate.sans.1.name"] == "client.example.com"
     assert attributes["http.request.url"].startswith("https://127.0.0.1:")
     assert outcome[0].status_code == 503  # stopped before a response: NiFi's Stopping Server
-
-
-def test_a_server_without_a_keystore_is_refused_in_one_line(pki: Pki) -> None:
-    """A truststore-only service cannot serve: the message names the service and the fix."""
-    service = StandardSSLContextService("trust-only", truststore_filename=str(pki.ca))
-    with pytest.raises(ConfigurationError, match="'trust-only' has no keystore"):
-        service.create_server_context("NONE")
