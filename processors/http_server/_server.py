@@ -209,6 +209,9 @@ class _Handler(BoundedHeadersHandler):
 
     def do_HEAD(self) -> None:
         """NiFi answers HEAD on the base path with what it accepts (a NiFi sender asks)."""
+        if self._path().rstrip("/") == self._base().rstrip("/") + "/healthcheck":
+            self._send(200)  # the health check, on either port
+            return
         if self.config.health_only or self._path() != self._base():
             self._send(405 if self.config.health_only else 404)
             return
@@ -291,7 +294,7 @@ class _Handler(BoundedHeadersHandler):
         host, port = self.server.server_address[:2]
         scheme = "https" if getattr(self.server, "tls", None) is not None else "http"
         held = Held(
-            body=body,
+            body=body,  # the pieces' content is this very object unless unpacked or converted
             attributes=self._attributes(*client),
             url=f"{scheme}://{self.headers.get('Host') or f'{host}:{port}'}{self.path}",
             subject=client[0],

@@ -215,6 +215,9 @@ def test_health_check_port_answers_without_a_client_certificate(tmp_path: Path, 
             post = client.post(base, content=b"not here")
         assert (check.status_code, check.text) == (200, "OK")
         assert post.status_code == 405
+        with _client(pki, None) as client:
+            assert client.head(base + "/healthcheck").status_code == 200
+            assert client.head(base).status_code == 405
         assert run.written() == {}
 
 
