@@ -15,6 +15,7 @@ from flowcore import Flow
 from flowcore.driver.controller import run_flow
 from flowcore.nifi.importing import import_nifi
 from flowcore.settings import Settings
+from flowcore.ssl_context import StandardSSLContextService
 from processors import HandleHttpRequest, ListenHTTP
 from processors.http_server._inbox import Held, Inbox
 from processors.http_server._server import ListenerConfig, ListenerServer
@@ -581,3 +582,21 @@ def test_the_filename_header_names_the_flowfile(tmp_path: Path) -> None:
         response = httpx.post(run.url, content=b"named", headers={"filename": "n.txt"}, timeout=10)
         assert response.status_code == 200
     assert run.written() == {"n.txt": b"named"}
+
+
+def test_an_https_record_listener_exports_and_imports_back_with_its_services() -> None:
+    """ListenHTTP naming an SSL context service and record services: the NiFi export refers
+    to NiFi's service classes by id, and the import names the same services again."""
+    flow = Flow("secure-records")
+    flow.add_service(StandardSSLContextService("tls", keystore_filename="/no/server.pem"))
+    flow.add_service(JsonTreeReader("reader"))
+    flow.add_service(CSVRecordSetWriter("writer"))
+    names = {"SSL Context Service": "tls", "Record Reader": "reader", "Record Writer": "writer"}
+    listen = flow.add(ListenHTTP(listening_port="8011", **names), name="listen")
+    flow.auto_terminate(listen, "success")
+    document = flow.to_nifi()
+    types = {s["type"] for s in document["flowContents"]["controllerServices"]}
+    assert "org.apache.nifi.ssl.StandardSSLContextService" in types
+    back = Flow.from_nifi(document)
+    imported = back.resolved_processor(back.component("listen"))
+    assert {k: imported.configured[k] for k in names} == names
