@@ -40,6 +40,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds a connection may go without progress (reading headers or body) before it is closed.
 SOCKET_TIMEOUT_S = 30.0
+#: Seconds between the server loop's looks for a shutdown (how long closing it may wait).
+SHUTDOWN_POLL_S = 0.05
 _CHUNK = 64 * 1024
 # a gzip member opens with its magic and CM 8 (deflate); Java stops at bytes that do not
 _GZIP_MAGIC = b"\x1f\x8b\x08"
@@ -109,7 +111,10 @@ class ListenerServer:
         self._server.daemon_threads = True
         self._server.tls = tls
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name=f"ListenHTTP:{self.port}", daemon=True
+            target=self._server.serve_forever,
+            args=(SHUTDOWN_POLL_S,),
+            name=f"ListenHTTP:{self.port}",
+            daemon=True,
         )
         self._thread.start()
 

@@ -3,10 +3,13 @@ made by the test (a CA, the server's, a client's and a stranger's)."""
 
 from __future__ import annotations
 
+import contextlib
+import re
 import socket
 import ssl
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +21,9 @@ from flowcore.ssl_context import StandardSSLContextService
 from flowcore.testing import TestRunner
 from processors import HandleHttpRequest, ListenHTTP
 from processors.http_server import StandardHttpContextMap
-from processors.http_server._tls import principal
+from processors.http_server._inbox import Held, Inbox
+from processors.http_server._server import ListenerConfig, ListenerServer
+from processors.http_server._tls import principal, server_context
 from repositories.repository_set import RepositorySet
 from tests.processors.http_server._certificates import Pki, make_pki
 from tests.processors.http_server._listening import listening
@@ -66,6 +71,42 @@ def _ready(pki: Pki) -> Any:
     return probe
 
 
+@contextlib.contextmanager
+def _direct(pki: Pki, policy: str, **config: Any) -> Iterator[tuple[str, list[Held]]]:
+    """ListenHTTP's HTTPS server alone (no flow): every request taken is answered 200 at once.
+
+    Yields its URL and the requests taken, in order.
+    """
+    context = server_context(_service(pki, trust=True), policy, "ListenHTTP", "SSL")
+    inbox = Inbox(8)
+    server = ListenerServer(
+        "127.0.0.1",
+        0,
+        ListenerConfig(base_path="contentListener", max_body=1 << 20, wait_s=10, **config),
+        inbox,
+        tls=context,
+    )
+    held: list[Held] = []
+    stop = threading.Event()
+
+    def commit() -> None:
+        while not stop.is_set():
+            taken = inbox.take(8)
+            held.extend(taken)
+            inbox.answer([h.key for h in taken], 200)
+            time.sleep(0.01)
+
+    committer = threading.Thread(target=commit, daemon=True)
+    committer.start()
+    try:
+        yield f"https://127.0.0.1:{server.port}/contentListener", held
+    finally:
+        stop.set()
+        committer.join()
+        inbox.close()
+        server.close()
+
+
 def _received(repository: Path) -> list[Any]:
     """The RECEIVE events of the run's provenance repository."""
     repos = RepositorySet.open(repository)
@@ -111,22 +152,16 @@ def test_secure_two_way_ssl_post_requests_received(tmp_path: Path, pki: Pki) -> 
         assert event.attributes["restlistener.remote.issuer.dn"] == CA_DN
 
 
-def test_secure_server_trust_store_configured_client_authentication_required(
-    tmp_path: Path, pki: Pki
-) -> None:
+def test_secure_server_trust_store_configured_client_authentication_required(pki: Pki) -> None:
     """NiFi's testSecureServerTrustStoreConfiguredClientAuthenticationRequired: a client
     without a certificate, or with one from another CA, fails the handshake; nothing lands."""
-    with listening(
-        tmp_path,
-        services=[_service(pki, trust=True)],
-        scheme="https",
-        ready=_ready(pki),
-        **{"SSL Context Service": "tls", "Client Authentication": "REQUIRED"},
-    ) as run:
+    with _direct(pki, "REQUIRED") as (url, held):
         for certificate in (None, pki.stranger):
             with _client(pki, certificate) as client, pytest.raises(httpx.TransportError):
-                client.post(run.url, content=b"refused")
-        assert run.written() == {}
+                client.post(url, content=b"refused")
+        with _client(pki, pki.client) as client:
+            assert client.post(url, content=b"taken").status_code == 200
+    assert [h.body for h in held] == [b"taken"]
 
 
 def test_secure_server_trust_store_not_configured_client_authentication_not_required(
@@ -172,30 +207,19 @@ def test_secure_server_trust_store_not_configured_client_authentication_not_requ
     ],
 )
 def test_authorized_subject_and_issuer_dn_patterns(
-    tmp_path: Path, pki: Pki, subjects: str, issuers: str, status: int
+    pki: Pki, subjects: str, issuers: str, status: int
 ) -> None:
     """NiFi's DN pattern tests: a subject or issuer the pattern does not match gets 403 and
-    lands nothing; matching both is taken."""
-    properties = {
-        "SSL Context Service": "tls",
-        "Authorized Subject DN Pattern": subjects,
-        "Authorized Issuer DN Pattern": issuers,
-    }
-    with listening(
-        tmp_path,
-        services=[_service(pki, trust=True)],
-        scheme="https",
-        ready=_ready(pki),
-        **properties,
-    ) as run:
-        with _client(pki, pki.client) as client:
-            response = client.post(run.url, content=b"payload")
-        assert response.status_code == status
+    is not taken; matching both is taken."""
+    patterns = {"subjects": re.compile(subjects), "issuers": re.compile(issuers)}
+    with _direct(pki, "REQUIRED", **patterns) as (url, held), _client(pki, pki.client) as client:
+        response = client.post(url, content=b"payload")
+    assert response.status_code == status
     if status == 403:
         assert b"not allowed based on" in response.content
-        assert run.written() == {}
+        assert held == []
     else:
-        assert list(run.written().values()) == [b"payload"]
+        assert [(h.subject, h.issuer) for h in held] == [(CLIENT_DN, CA_DN)]
 
 
 def test_health_check_port_answers_without_a_client_certificate(tmp_path: Path, pki: Pki) -> None:
