@@ -130,21 +130,38 @@ def test_principal_is_written_as_nifis_formatter_writes_it() -> None:
     assert principal(quoted) == 'CN="a, b"'
 
 
-def test_secure_two_way_ssl_post_requests_received(tmp_path: Path, pki: Pki) -> None:
-    """NiFi's testSecureTwoWaySslPOSTRequestsReceivedWithoutEL: with a truststore, AUTO is
-    REQUIRED; the client's DNs are attributes and the RECEIVE event's details, over https."""
+@pytest.mark.parametrize(
+    ("with_el", "code"),
+    [
+        (False, "200"),  # testSecureTwoWaySslPOSTRequestsReceivedWithoutEL
+        (False, "204"),  # ...ReturnCodeReceivedWithoutEL
+        (True, "200"),  # ...ReceivedWithEL
+    ],
+)
+def test_secure_two_way_ssl_post_requests_received(
+    tmp_path: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch, with_el: bool, code: str
+) -> None:
+    """NiFi's two-way SSL POST tests: with a truststore AUTO is REQUIRED; NiFi's four messages
+    land; the client's DNs are attributes and the RECEIVE events' details, over https."""
+    properties = {"SSL Context Service": "tls", "Return Code": code}
+    if with_el:  # port and base path from environment variables (the helper sets the port)
+        monkeypatch.setenv("HTTP_PORT", "0")
+        monkeypatch.setenv("HTTP_BASEPATH", "basePath")
+        properties |= {"Listening Port": "${HTTP_PORT}", "Base Path": "${HTTP_BASEPATH}"}
     with listening(
         tmp_path,
         services=[_service(pki, trust=True)],
         scheme="https",
         ready=_ready(pki),
-        **{"SSL Context Service": "tls", "Return Code": "204"},
+        **properties,
     ) as run:
         with _client(pki, pki.client) as client:
-            codes = [client.post(run.url, content=m).status_code for m in (b"payload 1", b"")]
-        assert codes == [204, 204]
+            messages = (b"payload 1", b"", None, b"payload 2")
+            codes = {client.post(run.url, content=m).status_code for m in messages}
+        assert codes == {int(code)}
     events = _received(tmp_path / "repo")
-    assert len(events) == 2
+    assert sorted(run.written().values()) == [b"", b"", b"payload 1", b"payload 2"]
+    assert len(events) == 4
     for event in events:
         assert event.transit_uri.startswith("https://127.0.0.1:")
         assert event.details == f"Remote DN={CLIENT_DN}, Issuer DN={CA_DN}"
@@ -164,18 +181,25 @@ def test_secure_server_trust_store_configured_client_authentication_required(pki
     assert [h.body for h in held] == [b"taken"]
 
 
+@pytest.mark.parametrize(
+    ("protocols", "with_el"),
+    [
+        ("H2_HTTP_1_1", False),  # testSecurePOSTRequestsReceivedWithoutELHttp2AndHttp1
+        ("HTTP_1_1", True),  # testSecurePOSTRequestsReturnCodeReceivedWithEL
+    ],
+)
 def test_secure_server_trust_store_not_configured_client_authentication_not_required(
-    tmp_path: Path, pki: Pki
+    tmp_path: Path, pki: Pki, monkeypatch: pytest.MonkeyPatch, protocols: str, with_el: bool
 ) -> None:
-    """NiFi's testSecureServerTrustStoreNotConfiguredClientAuthenticationNotRequired (with
-    HTTP Protocols h2 and http/1.1, as testSecurePOSTRequestsReceivedWithoutELHttp2AndHttp1):
-    without a truststore AUTO is NONE, a client without a certificate is taken, DNs "none";
-    and testSecureServerSupportsCurrentTlsProtocolVersion: TLS 1.3 is negotiated."""
-    properties = {
-        "SSL Context Service": "tls",
-        "Return Code": "204",
-        "HTTP Protocols": "H2_HTTP_1_1",
-    }
+    """NiFi's testSecureServerTrustStoreNotConfiguredClientAuthenticationNotRequired and the
+    one-way secure POST tests: without a truststore AUTO is NONE, a client without a
+    certificate is taken, DNs "none"; and testSecureServerSupportsCurrentTlsProtocolVersion:
+    TLS 1.3 is negotiated, ALPN gives http/1.1."""
+    properties = {"SSL Context Service": "tls", "Return Code": "204", "HTTP Protocols": protocols}
+    if with_el:
+        monkeypatch.setenv("HTTP_PORT", "0")
+        monkeypatch.setenv("HTTP_BASEPATH", "basePath")
+        properties |= {"Listening Port": "${HTTP_PORT}", "Base Path": "${HTTP_BASEPATH}"}
     with listening(
         tmp_path,
         services=[_service(pki, trust=False)],
