@@ -181,6 +181,24 @@ def test_secure_server_trust_store_configured_client_authentication_required(pki
     assert [h.body for h in held] == [b"taken"]
 
 
+def test_want_client_authentication_takes_clients_with_or_without_a_certificate(
+    pki: Pki,
+) -> None:
+    """WANT: a client without a certificate is taken (DNs "none"), one with a trusted
+    certificate is taken with its DNs, one from an untrusted CA fails the handshake."""
+    with _direct(pki, "WANT") as (url, held):
+        with _client(pki, None) as client:
+            assert client.post(url, content=b"anonymous").status_code == 200
+        with _client(pki, pki.client) as client:
+            assert client.post(url, content=b"known").status_code == 200
+        with _client(pki, pki.stranger) as client, pytest.raises(httpx.TransportError):
+            client.post(url, content=b"stranger")
+    assert [(h.body, h.subject, h.issuer) for h in held] == [
+        (b"anonymous", "none", "none"),
+        (b"known", CLIENT_DN, CA_DN),
+    ]
+
+
 @pytest.mark.parametrize(
     ("protocols", "with_el"),
     [
