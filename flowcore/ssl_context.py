@@ -260,6 +260,42 @@ class StandardSSLContextService(ControllerService):
             self._load_keys(context)
         return context
 
+    def create_server_context(self, client_auth: str = "NONE") -> ssl.SSLContext:
+        """A server :class:`ssl.SSLContext`: the keystore's certificate, clients checked.
+
+        A server shows its own certificate, so the keystore is required; the truststore holds
+        the authorities client certificates must lead to (the platform's without one).
+
+        Args:
+            client_auth: ``NONE`` (no certificate asked), ``WANT`` (asked, checked when
+                shown) or ``REQUIRED`` (a handshake without a valid one fails), Jetty's
+                ``wantClientAuth``/``needClientAuth`` as NiFi's listeners set them.
+
+        Raises:
+            ConfigurationError: no keystore, or a store cannot be read.
+        """
+        if not self.keystore_filename:
+            msg = (
+                f"SSL context service {self.name!r} has no keystore: a server needs its "
+                "certificate and key (give keystore_filename)"
+            )
+            raise ConfigurationError(msg)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        low, high = TLS_PROTOCOLS[self.tls_protocol]
+        context.minimum_version = low
+        if high is not None:
+            context.maximum_version = high
+        self._load_keys(context)
+        if client_auth != "NONE":
+            if self.truststore_filename:
+                self._load_trust(context)
+            else:
+                context.load_default_certs(ssl.Purpose.CLIENT_AUTH)
+            context.verify_mode = (
+                ssl.CERT_REQUIRED if client_auth == "REQUIRED" else ssl.CERT_OPTIONAL
+            )
+        return context
+
     def _store_kind(self, path: str, declared: str | None, kind: str) -> str:
         """The store's type, refusing Java's formats in one line."""
         if declared == "JKS":

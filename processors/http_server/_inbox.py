@@ -14,6 +14,7 @@ import threading
 import uuid
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping
+from typing import Any
 
 import attrs
 
@@ -33,6 +34,8 @@ class Held:
         url: the request URL (the RECEIVE event's transit URI).
         subject: the client certificate's subject DN, or ``"none"``.
         millis: how long receiving the body took (the RECEIVE event's duration).
+        issuer: the client certificate's issuer DN, or ``"none"``.
+        pieces: the FlowFiles the body gives (unpacked, or its records); None: the body.
         key: the request's unique key (its work item's).
         status: the answer, once there is one.
         taken: whether ``list_work`` handed it out (its FlowFiles may be committing).
@@ -43,6 +46,8 @@ class Held:
     url: str
     subject: str
     millis: int
+    issuer: str = "none"
+    pieces: Any = None
     key: str = attrs.field(factory=lambda: uuid.uuid4().hex)
     status: int | None = None
     taken: bool = False

@@ -8,15 +8,12 @@ lookup). Multipart/form-data bodies are cut into their parts (one FlowFile each)
 
 from __future__ import annotations
 
-import email.parser
-import email.policy
 import locale
 from collections.abc import Collection, Mapping
 from http.cookies import CookieError, SimpleCookie
 from urllib.parse import parse_qsl, unquote, unquote_plus
 
-import attrs
-
+from processors.http_server._multipart import MULTIPART, Part, parse_multipart
 from processors.http_server._request_server import Container
 
 __all__ = [
@@ -24,6 +21,7 @@ __all__ = [
     "Part",
     "form_fields",
     "multipart_parts",
+    "parse_multipart",
     "request_attributes",
     "transit_uri",
 ]
@@ -35,25 +33,6 @@ HTTP_REMOTE_HOST = "http.remote.host"
 HTTP_LOCAL_NAME = "http.local.name"
 HTTP_PORT = "http.server.port"
 HTTP_SSL_CERT = "http.subject.dn"
-
-MULTIPART = "multipart/form-data"
-
-
-@attrs.frozen
-class Part:
-    """One part of a multipart/form-data body.
-
-    Attributes:
-        content: its bytes.
-        attributes: its ``http.multipart.*`` and ``http.headers.multipart.*`` attributes.
-        name: its form field name.
-        is_file: whether it was sent as a file (a filename): not a form parameter then.
-    """
-
-    content: bytes
-    attributes: Mapping[str, str]
-    name: str | None
-    is_file: bool
 
 
 def transit_uri(attributes: Mapping[str, str]) -> str:
@@ -89,7 +68,7 @@ def _server(container: Container) -> tuple[str, int]:
         port = rest[1:] if rest.startswith(":") else ""
     else:
         name, _, port = host.partition(":")
-    return name, int(port) if port.isdigit() else 80
+    return name, int(port) if port.isdigit() else (443 if container.secure else 80)
 
 
 def _locale(container: Container) -> str:
@@ -125,7 +104,8 @@ def request_attributes(
     raw_path, _, query = container.target.partition("?")
     has_query = "?" in container.target
     server_name, server_port = _server(container)
-    port_part = "" if server_port == 80 else f":{server_port}"
+    scheme = "https" if container.secure else "http"
+    port_part = "" if server_port == (443 if container.secure else 80) else f":{server_port}"
     attributes: dict[str, str] = {HTTP_CONTEXT_ID: container.identifier}
     optional = {
         "mime.type": content_type,
@@ -141,7 +121,7 @@ def request_attributes(
         "http.remote.addr": container.client[0],
         "http.protocol": container.version,
         HTTP_REQUEST_URI: raw_path,
-        "http.request.url": f"http://{server_name}{port_part}{raw_path}",
+        "http.request.url": f"{scheme}://{server_name}{port_part}{raw_path}",
         "http.dispatcher.type": "REQUEST",
         "http.character.encoding": encoding,
         "http.locale": _locale(container),
@@ -149,6 +129,7 @@ def request_attributes(
         HTTP_PORT: str(server_port),
     }
     attributes.update({k: v for k, v in optional.items() if v is not None})
+    attributes.update(container.certificate)  # NiFi's certificate attributes (HTTPS only)
     if parameters:
         values: dict[str, str] = {}
         for key, value in parse_qsl(query, keep_blank_values=True, encoding=charset):
@@ -200,32 +181,7 @@ def multipart_parts(container: Container) -> list[Part] | None:
     content_type = _header(container, "Content-Type") or ""
     if MULTIPART not in content_type:
         return None
-    head = f"Content-Type: {content_type}\r\nMIME-Version: 1.0\r\n\r\n".encode("latin-1")
-    message = email.parser.BytesParser(policy=email.policy.HTTP).parsebytes(head + container.body)
-    if not message.is_multipart() or message.defects:
-        msg = f"the multipart body cannot be parsed: {message.defects or 'no parts'}"
-        raise ValueError(msg)
-    found = list(message.iter_parts())
-    parts: list[Part] = []
-    for index, part in enumerate(found):
-        payload = part.get_payload(decode=True)
-        content = payload if isinstance(payload, bytes) else b""
-        name = part.get_param("name", header="content-disposition")
-        filename = part.get_filename()
-        attributes = {f"http.headers.multipart.{k.lower()}": str(v) for k, v in part.items()}
-        attributes["http.multipart.size"] = str(len(content))
-        if part.get("Content-Type") is not None:
-            attributes["http.multipart.content.type"] = part.get_content_type()
-        if name is not None:
-            attributes["http.multipart.name"] = str(name)
-        if filename is not None:
-            attributes["http.multipart.filename"] = filename
-        attributes["http.multipart.fragments.sequence.number"] = str(index + 1)
-        attributes["http.multipart.fragments.total.number"] = str(len(found))
-        parts.append(
-            Part(content, attributes, None if name is None else str(name), filename is not None)
-        )
-    return parts
+    return parse_multipart(content_type, container.body)
 
 
 def form_fields(container: Container, parts: list[Part] | None, charset: str) -> dict[str, str]:

@@ -14,6 +14,7 @@ import collections
 import contextlib
 import logging
 import re
+import ssl
 import threading
 import time
 import uuid
@@ -24,6 +25,7 @@ import attrs
 
 from flowcore.errors import FlowcoreError
 from processors.http_server._server import SOCKET_TIMEOUT_S, BoundedHeadersHandler, read_body
+from processors.http_server._tls import TlsServerMixin, certificate_attributes, peer_certificate
 from processors.http_server.context_map import CLEANUP_MAX_DELAY_S, Answer, Exchange
 
 __all__ = ["Container", "ContainerQueue", "RequestConfig", "RequestServer"]
@@ -71,6 +73,9 @@ class Container:
         identifier: the ``http.context.identifier``.
         exchange: what the handler thread waits on.
         registered: whether the context map holds it.
+        secure: whether it came over HTTPS.
+        certificate: the client certificate's ``http.subject.dn``, ``http.issuer.dn`` and
+            ``http.certificate.sans.*`` attributes (empty without one).
     """
 
     method: str
@@ -84,6 +89,8 @@ class Container:
     identifier: str = attrs.field(factory=lambda: str(uuid.uuid4()))
     exchange: Exchange = attrs.field(factory=Exchange)
     registered: bool = False
+    secure: bool = False
+    certificate: dict[str, str] = attrs.field(factory=dict)
 
 
 class ContainerQueue:
@@ -132,7 +139,7 @@ class ContainerQueue:
             return len(self._waiting)
 
 
-class _BoundedServer(ThreadingHTTPServer):
+class _BoundedServer(TlsServerMixin, ThreadingHTTPServer):
     """A threading server handling at most *threads* connections at once (Maximum Threads)."""
 
     daemon_threads = True
@@ -172,10 +179,18 @@ class RequestServer:
         config: the request handling settings.
         queue: where read requests wait to be listed.
         threads: Maximum Threads.
+        tls: the server TLS context (HTTPS), or None (HTTP).
     """
 
     def __init__(
-        self, host: str, port: int, config: RequestConfig, queue: ContainerQueue, threads: int
+        self,
+        host: str,
+        port: int,
+        config: RequestConfig,
+        queue: ContainerQueue,
+        threads: int,
+        *,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         handler = type(
             "RequestHandler",
@@ -183,6 +198,7 @@ class RequestServer:
             {"config": config, "queue": queue, "max_header": config.max_header},
         )
         self._server = _BoundedServer((host, port), handler, threads)
+        self._server.tls = tls
         self._thread = threading.Thread(
             target=self._server.serve_forever,
             args=(SHUTDOWN_POLL_S,),
@@ -283,7 +299,11 @@ class _Handler(BoundedHeadersHandler):
             client=self.client_address[:2],
             local=self.connection.getsockname()[:2],
             millis=int((time.monotonic() - started) * 1000),
+            secure=isinstance(self.connection, ssl.SSLSocket),
         )
+        certificate = peer_certificate(self)
+        if certificate is not None:
+            container.certificate = certificate_attributes(certificate)
         del body  # the container's goes once its FlowFile is committed: this thread waits on
         container.exchange.remote = self.client_address[0]
         if not self.queue.offer(container):

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import re
+import ssl
 import threading
 import time
 import zlib
@@ -23,6 +24,8 @@ from typing import Any
 import attrs
 
 from processors.http_server._inbox import SERVICE_UNAVAILABLE, Held, Inbox
+from processors.http_server._received import ACCEPT_HEADERS, Refused, received
+from processors.http_server._tls import TlsServerMixin, handshake, peer_certificate, principal
 
 __all__ = [
     "NO_DN",
@@ -37,6 +40,8 @@ log = logging.getLogger(__name__)
 
 #: Seconds a connection may go without progress (reading headers or body) before it is closed.
 SOCKET_TIMEOUT_S = 30.0
+#: Seconds between the server loop's looks for a shutdown (how long closing it may wait).
+SHUTDOWN_POLL_S = 0.05
 _CHUNK = 64 * 1024
 # a gzip member opens with its magic and CM 8 (deflate); Java stops at bytes that do not
 _GZIP_MAGIC = b"\x1f\x8b\x08"
@@ -57,6 +62,10 @@ class ListenerConfig:
             Size, Jetty's ``requestHeaderSize``).
         max_multipart: the largest multipart/form-data body taken (Multipart Request Max Size,
             the ``maxRequestSize`` NiFi gives Jetty's multipart parser).
+        subjects: Authorized Subject DN Pattern (a client certificate's subject must match).
+        issuers: Authorized Issuer DN Pattern.
+        health_only: a Listening Port for Health Check Requests: content is not taken there.
+        records: the Record Reader and Record Writer services, when the body is records.
     """
 
     base_path: str
@@ -65,6 +74,10 @@ class ListenerConfig:
     headers: re.Pattern[str] | None = None
     max_header: int = 8 * 1024
     max_multipart: int = 1024 * 1024
+    subjects: re.Pattern[str] | None = None
+    issuers: re.Pattern[str] | None = None
+    health_only: bool = False
+    records: tuple[Any, Any] | None = None
 
 
 class ListenerServer:
@@ -76,6 +89,7 @@ class ListenerServer:
         config: the request handling settings.
         inbox: where requests wait for their commit.
         handler_class: the request handler (ListenHTTP's by default).
+        tls: the server TLS context (HTTPS), or None (HTTP).
     """
 
     def __init__(
@@ -86,16 +100,21 @@ class ListenerServer:
         inbox: Inbox,
         *,
         handler_class: type[BaseHTTPRequestHandler] | None = None,
+        tls: ssl.SSLContext | None = None,
     ) -> None:
         handler = type(
             "ListenerHandler",
             (handler_class or _Handler,),
             {"config": config, "inbox": inbox, "max_header": config.max_header},
         )
-        self._server = ThreadingHTTPServer((host, port), handler)
+        self._server = _Server((host, port), handler)
         self._server.daemon_threads = True
+        self._server.tls = tls
         self._thread = threading.Thread(
-            target=self._server.serve_forever, name=f"ListenHTTP:{self.port}", daemon=True
+            target=self._server.serve_forever,
+            args=(SHUTDOWN_POLL_S,),
+            name=f"ListenHTTP:{self.port}",
+            daemon=True,
         )
         self._thread.start()
 
@@ -109,6 +128,10 @@ class ListenerServer:
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(timeout=SOCKET_TIMEOUT_S)
+
+
+class _Server(TlsServerMixin, ThreadingHTTPServer):
+    """The threading HTTP server, serving HTTPS when its ``tls`` context is set."""
 
 
 class BoundedHeadersHandler(BaseHTTPRequestHandler):
@@ -125,6 +148,11 @@ class BoundedHeadersHandler(BaseHTTPRequestHandler):
     """
 
     max_header: int = 8 * 1024
+
+    def handle(self) -> None:
+        """The connection's requests, after its TLS handshake (HTTPS) succeeded."""
+        if handshake(self, SOCKET_TIMEOUT_S):
+            super().handle()
 
     def parse_request(self) -> bool:
         """The request line and headers, refused (431, or 414) past Request Header Maximum Size.
@@ -185,8 +213,18 @@ class _Handler(BoundedHeadersHandler):
             self._send(405, b"Method Not Allowed: POST content to " + self._base().encode())
 
     def do_HEAD(self) -> None:
-        """NiFi answers HEAD on the base path (a client checking the listener is there)."""
-        self._send(200 if self._path() == self._base() else 404)
+        """NiFi answers HEAD on the base path with what it accepts (a NiFi sender asks)."""
+        if self._path().rstrip("/") == self._base().rstrip("/") + "/healthcheck":
+            self._send(200)  # the health check, on either port
+            return
+        if self.config.health_only or self._path() != self._base():
+            self._send(405 if self.config.health_only else 404)
+            return
+        self.send_response(200)
+        for name, value in ACCEPT_HEADERS:
+            self.send_header(name, value)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
 
     def _not_allowed(self) -> None:
         # the body is not read: the connection cannot carry another request
@@ -194,10 +232,42 @@ class _Handler(BoundedHeadersHandler):
 
     do_PUT = do_DELETE = do_OPTIONS = do_TRACE = do_PATCH = _not_allowed
 
+    def _client(self) -> tuple[str, str] | None:
+        """The client certificate's subject and issuer DN (``none``); None after a 403.
+
+        NiFi's servlet: a certificate whose subject does not match Authorized Subject DN
+        Pattern, or whose issuer does not match Authorized Issuer DN Pattern, is refused.
+        """
+        certificate = peer_certificate(self)
+        if certificate is None:
+            return NO_DN, NO_DN
+        subject, issuer = principal(certificate.subject), principal(certificate.issuer)
+        for pattern, value, what in (
+            (self.config.subjects, subject, "subject"),
+            (self.config.issuers, issuer, "issuer"),
+        ):
+            if pattern is not None and not pattern.fullmatch(value):
+                log.warning(
+                    "Access Forbidden [%s not authorized] Host [%s] Subject [%s] Issuer [%s]",
+                    what.capitalize(),
+                    self.client_address[0],
+                    subject,
+                    issuer,
+                )
+                self._send(403, f"not allowed based on {what} dn".encode(), close=True)
+                return None
+        return subject, issuer
+
     def do_POST(self) -> None:
-        """Read the body, hold it until its FlowFile is committed, then answer."""
+        """Read the body, hold it until its FlowFiles are committed, then answer."""
+        if self.config.health_only:  # NiFi's servlet: content only on the Listening Port
+            self._not_allowed()
+            return
         if self._path() != self._base():
             self._send(404, b"Not Found", close=True)
+            return
+        client = self._client()
+        if client is None:
             return
         size = self._length()
         if size is None:
@@ -213,14 +283,29 @@ class _Handler(BoundedHeadersHandler):
             body = self._inflate(body)
             if body is None:
                 return
+        try:
+            pieces = received(body, self.headers, self.config.records)
+        except Refused as refused:
+            log.error(
+                "Unable to receive file from Remote Host: [%s] SubjectDN [%s] IssuerDN [%s] "
+                "due to %s",
+                self.client_address[0],
+                *client,
+                refused.message,
+            )
+            self._send(refused.status, refused.message.encode())
+            return
         millis = int((time.monotonic() - started) * 1000)
         host, port = self.server.server_address[:2]
+        scheme = "https" if getattr(self.server, "tls", None) is not None else "http"
         held = Held(
-            body=body,
-            attributes=self._attributes(),
-            url=f"http://{self.headers.get('Host') or f'{host}:{port}'}{self.path}",
-            subject=NO_DN,
+            body=body,  # the pieces' content is this very object unless unpacked or converted
+            attributes=self._attributes(*client),
+            url=f"{scheme}://{self.headers.get('Host') or f'{host}:{port}'}{self.path}",
+            subject=client[0],
             millis=millis,
+            issuer=client[1],
+            pieces=pieces,
         )
         if not self.inbox.offer(held):
             self._send(SERVICE_UNAVAILABLE, b"Service Unavailable: too many requests waiting")
@@ -296,7 +381,7 @@ class _Handler(BoundedHeadersHandler):
         """The body; None when the client went away or stalled."""
         return read_body(self, size)
 
-    def _attributes(self) -> dict[str, str]:
+    def _attributes(self, subject: str, issuer: str) -> dict[str, str]:
         """NiFi's restlistener.* attributes, and the headers the pattern keeps."""
         attributes: dict[str, str] = {}
         pattern = self.config.headers
@@ -306,8 +391,8 @@ class _Handler(BoundedHeadersHandler):
                     attributes[name] = self.headers[name]
         attributes["restlistener.remote.source.host"] = self.client_address[0]
         attributes["restlistener.request.uri"] = self._path()
-        attributes["restlistener.remote.user.dn"] = NO_DN
-        attributes["restlistener.remote.issuer.dn"] = NO_DN
+        attributes["restlistener.remote.user.dn"] = subject
+        attributes["restlistener.remote.issuer.dn"] = issuer
         return attributes
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import ssl
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
 
@@ -22,13 +23,13 @@ from flowcore.processor_kinds import WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
+from flowcore.ssl_context import StandardSSLContextService
 from flowcore.validators import (
     CHARACTER_SET_VALIDATOR,
     NON_EMPTY_VALIDATOR,
     PORT_VALIDATOR,
     POSITIVE_INTEGER_VALIDATOR,
     REGULAR_EXPRESSION_VALIDATOR,
-    ValidationResult,
     create_long_validator,
 )
 from processors.http_server._request_attributes import (
@@ -45,6 +46,7 @@ from processors.http_server._request_server import (
     handler_wait_s,
 )
 from processors.http_server._source import HttpServerSource
+from processors.http_server._tls import HANDLE_CLIENT_AUTH, server_context, warn_http2
 from processors.http_server.context_map import Answer, Exchange, HttpContextMap
 
 __all__ = ["HandleHttpRequest"]
@@ -91,8 +93,9 @@ class HandleHttpRequest(HttpServerSource):
     )
     SSL_CONTEXT = PropertyDescriptor(
         "SSL Context Service",
-        description="The SSL Context Service to use in order to secure the server (not served "
-        "by flowcore yet)",
+        description="The SSL Context Service to use in order to secure the server. If specified, "
+        "the server will accept only HTTPS requests; otherwise, the server will accept only "
+        "HTTP requests",
         identifies_service=True,
     )
     HTTP_PROTOCOL_STRATEGY = shared.HTTP_PROTOCOL_STRATEGY
@@ -133,8 +136,9 @@ class HandleHttpRequest(HttpServerSource):
     )
     CLIENT_AUTH = PropertyDescriptor(
         "Client Authentication",
-        description="Specifies whether or not the Processor should authenticate clients "
-        "(ignored without an SSL Context Service)",
+        description="Specifies whether or not the Processor should authenticate clients. This "
+        "value is ignored if the <SSL Context Service> Property is not specified or the SSL "
+        "Context provided uses only a KeyStore and not a TrustStore.",
         required=True,
         default="No Authentication",
         allowable_values=("No Authentication", "Want Authentication", "Need Authentication"),
@@ -182,20 +186,6 @@ class HandleHttpRequest(HttpServerSource):
         PARAMETERS_TO_ATTRIBUTES,
         MAX_REQUEST_SIZE,
     )
-
-    def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
-        """Refuse HTTPS before the run starts: flowcore does not serve it yet."""
-        if values.get(self.SSL_CONTEXT.name):
-            why = (
-                "flowcore's HandleHttpRequest does not serve HTTPS yet: remove the SSL Context "
-                "Service (or put a TLS proxy in front)"
-            )
-            return [
-                ValidationResult(
-                    self.SSL_CONTEXT.display_name, values.get(self.SSL_CONTEXT.name), False, why
-                )
-            ]
-        return []
 
     # --- the driver side: the server, the queue, the map ------------------------------------------
 
@@ -252,8 +242,11 @@ class HandleHttpRequest(HttpServerSource):
         port = int(value(self.PORT).evaluate_attribute_expressions().value or 0)
         queue = ContainerQueue(int(value(self.CONTAINER_QUEUE_SIZE).as_integer() or 50))
         threads = int(value(self.MAXIMUM_THREADS).as_integer() or 200)
+        tls = self._tls(context)
         try:
-            server = RequestServer(value(self.HOSTNAME).value or "", port, config, queue, threads)
+            server = RequestServer(
+                value(self.HOSTNAME).value or "", port, config, queue, threads, tls=tls
+            )
         except OSError as error:
             msg = f"HandleHttpRequest cannot listen on port {port}: {error.strerror or error}"
             raise ConfigurationError(msg) from error
@@ -261,6 +254,24 @@ class HandleHttpRequest(HttpServerSource):
         self.__dict__.update(_http_server=server, _containers=queue, _listed={}, _held={})
         context.logger.info("Started HTTP server on port %s", server.port)
         return queue
+
+    def _tls(self, context: ProcessContext) -> ssl.SSLContext | None:
+        """The server's TLS context, when an SSL Context Service is set (NiFi: HTTPS only)."""
+        name = context.get_property(self.SSL_CONTEXT).value
+        if not name:
+            return None
+        lookup = context.service_lookup or self.__dict__.get("_lookup")
+        if lookup is None:
+            msg = f"HandleHttpRequest cannot reach service {name!r} here"
+            raise ConfigurationError(msg)
+        service = lookup(name)
+        policy = HANDLE_CLIENT_AUTH[context.get_property(self.CLIENT_AUTH).value or ""]
+        if isinstance(service, StandardSSLContextService) and not service.truststore_filename:
+            policy = "NONE"  # NiFi: Client Authentication is ignored without a truststore
+        warn_http2(
+            context, context.get_property(self.HTTP_PROTOCOL_STRATEGY).value, "HandleHttpRequest"
+        )
+        return server_context(service, policy, "HandleHttpRequest", self.SSL_CONTEXT.display_name)
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """The requests that arrived, registered in the context map, one work item each."""

@@ -16,8 +16,11 @@ removes, is left out of an imported flow (:mod:`flowcore.nifi.migrations`).
 from __future__ import annotations
 
 import re
+import ssl
 from collections.abc import Mapping, Sequence
 from typing import ClassVar
+
+import attrs
 
 import processors.http_server._properties as shared
 from flowcore.errors import ConfigurationError
@@ -26,6 +29,7 @@ from flowcore.processor_kinds import WorkItem, WorkListing
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
+from flowcore.ssl_context import StandardSSLContextService
 from flowcore.validators import (
     NON_NEGATIVE_INTEGER_VALIDATOR,
     PORT_VALIDATOR,
@@ -38,6 +42,7 @@ from flowcore.validators import (
 from processors.http_server._inbox import Inbox
 from processors.http_server._server import ListenerConfig, ListenerServer
 from processors.http_server._source import HttpServerSource
+from processors.http_server._tls import listen_client_auth, server_context, warn_http2
 
 __all__ = ["ListenHTTP"]
 
@@ -74,7 +79,7 @@ class ListenHTTP(HttpServerSource):
     continuous runs: a batch run lists what has arrived at its first trigger and ends.
     """
 
-    driver_state: ClassVar = ("_http_server", "_held_requests")
+    driver_state: ClassVar = ("_http_server", "_held_requests", "_health_server", "_lookup")
 
     BASE_PATH = PropertyDescriptor(
         "Base Path",
@@ -97,16 +102,22 @@ class ListenHTTP(HttpServerSource):
     )
     HEALTH_CHECK_PORT = PropertyDescriptor(
         "Listening Port for Health Check Requests",
-        description="The port to listen on for incoming health check requests; if set, it must "
-        "be different from the Listening Port (flowcore answers health checks on the Listening "
-        "Port, GET <base path>/healthcheck, and refuses a separate one)",
+        description="The port to listen on for incoming health check requests. If set, it must "
+        "be different from the Listening Port. Configure this port if the processor is set to "
+        "use two-way SSL and a load balancer that does not support client authentication for "
+        "health check requests is used. Only /<base_path>/healthcheck service is available via "
+        "this port and only GET and HEAD requests are supported. If the processor is set not "
+        "to use SSL, SSL will not be used on this port, either. If the processor is set to use "
+        "one-way SSL, one-way SSL will be used on this port. If the processor is set to use "
+        "two-way SSL, one-way SSL will be used on this port (client authentication not "
+        "required).",
         el_scope=ExpressionLanguageScope.ENVIRONMENT,
         validators=(PORT_VALIDATOR,),
         aliases=("health-check-port",),
     )
     SSL_CONTEXT_SERVICE = PropertyDescriptor(
         "SSL Context Service",
-        description="SSL Context Service enables support for HTTPS (not served by flowcore yet)",
+        description="SSL Context Service enables support for HTTPS",
         identifies_service=True,
     )
     HTTP_PROTOCOL_STRATEGY = shared.HTTP_PROTOCOL_STRATEGY
@@ -174,8 +185,7 @@ class ListenHTTP(HttpServerSource):
     )
     RECORD_READER = PropertyDescriptor(
         "Record Reader",
-        description="The Record Reader to use parsing the incoming FlowFile into Records "
-        "(not supported by flowcore's ListenHTTP yet)",
+        description="The Record Reader to use parsing the incoming FlowFile into Records",
         identifies_service=True,
         aliases=("record-reader",),
     )
@@ -212,24 +222,20 @@ class ListenHTTP(HttpServerSource):
     )
 
     def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
-        """Refuse what flowcore does not serve yet: HTTPS, a health check port, records.
+        """NiFi's rule: the health check port is not the Listening Port."""
+        health = values.get(self.HEALTH_CHECK_PORT.name)
+        if health and health == values.get(self.PORT.name):
+            why = (
+                f"'{self.PORT.display_name}' and '{self.HEALTH_CHECK_PORT.display_name}' cannot "
+                "have the same value."
+            )
+            return [ValidationResult(self.HEALTH_CHECK_PORT.display_name, health, False, why)]
+        return []
 
-        Before the run starts, so a flow that needs them fails in one line instead of running
-        without its listener.
-        """
-        unsupported = {
-            self.SSL_CONTEXT_SERVICE: "flowcore's ListenHTTP does not serve HTTPS yet: "
-            "remove the SSL Context Service (or put a TLS proxy in front)",
-            self.HEALTH_CHECK_PORT: "flowcore's ListenHTTP answers health checks on the "
-            "Listening Port: remove Listening Port for Health Check Requests",
-            self.RECORD_READER: "flowcore's ListenHTTP does not read records yet: remove the "
-            "Record Reader and convert with ConvertRecord after it",
-        }
-        return [
-            ValidationResult(descriptor.display_name, values.get(descriptor.name), False, why)
-            for descriptor, why in unsupported.items()
-            if values.get(descriptor.name)
-        ]
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """List and read in one session (the test harness's way), services from the session."""
+        self.__dict__["_lookup"] = session.controller_service
+        super().on_trigger(context, session)
 
     # --- the driver side: the server and its inbox --------------------------------------------
 
@@ -240,6 +246,7 @@ class ListenHTTP(HttpServerSource):
             return inbox
         value = context.get_property
         headers = value(self.HEADERS_AS_ATTRIBUTES_REGEX).value
+        tls, records = self._services(context)
         config = ListenerConfig(
             base_path=value(self.BASE_PATH).evaluate_attribute_expressions().value or "",
             max_body=int(value(self.MAX_REQUEST_SIZE).as_data_size("B") or 0),
@@ -247,21 +254,68 @@ class ListenHTTP(HttpServerSource):
             headers=re.compile(headers) if headers else None,
             max_header=int(value(self.REQUEST_HEADER_MAX_SIZE).as_data_size("B") or 0),
             max_multipart=int(value(self.MULTIPART_REQUEST_MAX_SIZE).as_data_size("B") or 0),
+            subjects=re.compile(value(self.AUTHORIZED_DN_PATTERN).value or ".*"),
+            issuers=re.compile(value(self.AUTHORIZED_ISSUER_DN_PATTERN).value or ".*"),
+            records=records,
         )
         port = int(value(self.PORT).evaluate_attribute_expressions().value or 0)
+        health = value(self.HEALTH_CHECK_PORT).evaluate_attribute_expressions().value
         inbox = Inbox(int(value(self.MAX_THREAD_POOL_SIZE).as_integer() or 200))
-        try:
-            server = ListenerServer("", port, config, inbox)
-        except OSError as error:
-            msg = f"ListenHTTP cannot listen on port {port}: {error.strerror or error}"
-            raise ConfigurationError(msg) from error
+        server = _listen(port, config, inbox, tls[0] if tls else None)
+        if health:  # the same server on a second port: health checks only, no client auth
+            health_config = attrs.evolve(config, health_only=True)
+            try:
+                self.__dict__["_health_server"] = _listen(
+                    int(health), health_config, inbox, tls[1] if tls else None
+                )
+            except ConfigurationError:
+                server.close()
+                raise
         self.__dict__["_http_server"], self.__dict__["_held_requests"] = server, inbox
         context.logger.info(
-            "listening on port %s at /%s (requests are received while the run lasts)",
+            "listening on port %s at /%s over %s (requests are received while the run lasts)",
             server.port,
             config.base_path,
+            "HTTPS" if tls else "HTTP",
         )
         return inbox
+
+    def _services(
+        self, context: ProcessContext
+    ) -> tuple[tuple[ssl.SSLContext, ssl.SSLContext] | None, tuple[object, object] | None]:
+        """The TLS contexts (Listening Port's, health check port's) and the record services."""
+        value = context.get_property
+        lookup = context.service_lookup or self.__dict__.get("_lookup")
+        names = {
+            d: value(d).value
+            for d in (self.SSL_CONTEXT_SERVICE, self.RECORD_READER, self.RECORD_WRITER)
+        }
+        if lookup is None and any(names.values()):
+            wanted = ", ".join(n for n in names.values() if n)
+            msg = f"ListenHTTP cannot reach its services ({wanted}) here"
+            raise ConfigurationError(msg)
+        tls = None
+        name = names[self.SSL_CONTEXT_SERVICE]
+        if name:
+            service = lookup(name)  # type: ignore[misc]
+            prop = self.SSL_CONTEXT_SERVICE.display_name
+            policy = value(self.CLIENT_AUTHENTICATION).value
+            chosen = (
+                listen_client_auth(policy, service)
+                if isinstance(service, StandardSSLContextService)
+                else "NONE"
+            )
+            tls = (
+                server_context(service, chosen, "ListenHTTP", prop),
+                server_context(service, "NONE", "ListenHTTP", prop),
+            )
+            warn_http2(context, value(self.HTTP_PROTOCOL_STRATEGY).value, "ListenHTTP")
+        records = None
+        if names[self.RECORD_READER]:
+            reader = lookup(names[self.RECORD_READER])  # type: ignore[misc]
+            writer = lookup(names[self.RECORD_WRITER] or "")  # type: ignore[misc]
+            records = (reader, writer)
+        return tls, records
 
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """The requests that arrived, one work item each (their bodies travel with them)."""
@@ -270,14 +324,16 @@ class ListenHTTP(HttpServerSource):
             WorkItem(
                 key=h.key,
                 payload={
-                    "body": h.body,
+                    "pieces": [(p.content, dict(p.attributes), p.source_id) for p in h.pieces]
+                    if h.pieces is not None
+                    else [(h.body, {}, None)],
                     "attributes": dict(h.attributes),
                     "url": h.url,
-                    "subject": h.subject,
+                    "details": f"Remote DN={h.subject}, Issuer DN={h.issuer}",
                     "millis": h.millis,
                 },
-                flowfiles=1,
-                size=len(h.body),
+                flowfiles=1 if h.pieces is None else len(h.pieces),
+                size=len(h.body) if h.pieces is None else sum(len(p.content) for p in h.pieces),
             )
             for h in held
         )
@@ -307,24 +363,38 @@ class ListenHTTP(HttpServerSource):
         """Stop the server; requests not committed are answered 503 (the client retries)."""
         del context
         inbox = self.__dict__.pop("_held_requests", None)
-        server = self.__dict__.pop("_http_server", None)
+        servers = [self.__dict__.pop(k, None) for k in ("_http_server", "_health_server")]
         if inbox is not None:
             inbox.close()
-        if server is not None:
-            server.close()
+        for server in servers:
+            if server is not None:
+                server.close()
 
     # --- the task side ------------------------------------------------------------------------
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
-        """One request's FlowFile, with its RECEIVE event."""
+        """One request's FlowFiles (one, or one per packaged FlowFile), each RECEIVEd."""
         del context
         payload = item.payload
-        flowfile = session.write(session.create(), payload["body"])
-        flowfile = session.put_all_attributes(flowfile, payload["attributes"])
-        session.provenance.receive(
-            flowfile,
-            payload["url"],
-            details=f"Remote DN={payload['subject']}",
-            duration_ms=payload["millis"],
-        )
-        session.transfer(flowfile, SUCCESS)
+        for content, attributes, source_id in payload["pieces"]:
+            flowfile = session.write(session.create(), content)
+            flowfile = session.put_all_attributes(flowfile, {**attributes, **payload["attributes"]})
+            session.provenance.receive(
+                flowfile,
+                payload["url"],
+                source_system_flowfile_identifier=source_id,
+                details=payload["details"],
+                duration_ms=payload["millis"],
+            )
+            session.transfer(flowfile, SUCCESS)
+
+
+def _listen(
+    port: int, config: ListenerConfig, inbox: Inbox, tls: ssl.SSLContext | None
+) -> ListenerServer:
+    """The server on *port*; a port that cannot be taken ends the run in one line."""
+    try:
+        return ListenerServer("", port, config, inbox, tls=tls)
+    except OSError as error:
+        msg = f"ListenHTTP cannot listen on port {port}: {error.strerror or error}"
+        raise ConfigurationError(msg) from error

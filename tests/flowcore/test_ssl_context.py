@@ -225,3 +225,27 @@ def test_parameters_in_store_settings_are_bound_and_survive_pickling(
     bound = flow.resolved_service("tls")
     shipped = pickle.loads(pickle.dumps(bound))
     assert _handshake(pki, shipped.create_context()) == "client"
+
+
+@pytest.mark.parametrize(
+    ("policy", "mode"),
+    [("NONE", ssl.CERT_NONE), ("WANT", ssl.CERT_OPTIONAL), ("REQUIRED", ssl.CERT_REQUIRED)],
+)
+def test_a_server_context_asks_for_client_certificates_by_policy(
+    pki: dict[str, Path], policy: str, mode: ssl.VerifyMode
+) -> None:
+    """create_server_context: the keystore is the server's identity; NONE asks no client
+    certificate, WANT asks and checks one shown, REQUIRED refuses a handshake without one."""
+    service = StandardSSLContextService(
+        "tls", keystore_filename=str(pki["server"]), truststore_filename=str(pki["client"])
+    )
+    context = service.create_server_context(policy)
+    assert context.verify_mode == mode
+    assert context.minimum_version == ssl.TLSVersion.TLSv1_2
+
+
+def test_a_server_without_a_keystore_is_refused_in_one_line(pki: dict[str, Path]) -> None:
+    """A truststore-only service cannot serve: the message names the service and the fix."""
+    service = StandardSSLContextService("trust-only", truststore_filename=str(pki["server"]))
+    with pytest.raises(ConfigurationError, match="'trust-only' has no keystore"):
+        service.create_server_context("NONE")

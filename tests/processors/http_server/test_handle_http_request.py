@@ -14,7 +14,6 @@ import pytest
 
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
-from flowcore.errors import FlowValidationError
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors import HandleHttpRequest
@@ -242,19 +241,6 @@ def test_method_not_allowed_and_path_not_found(runner: TestRunner) -> None:
         assert (unknown.status_code, unknown.reason_phrase) == (404, "Path Not Found")
     runner.run(1, stop_on_finish=True, initialize=False)
     runner.assert_transfer_count("success", 0)
-
-
-def test_https_is_refused_before_the_run(tmp_path: Path) -> None:
-    """An SSL Context Service makes the flow invalid with a message naming the way out."""
-    flow = Flow("tls")
-    flow.add_service(StandardHttpContextMap(_MAP))
-    request = flow.add(
-        HandleHttpRequest(http_context_map=_MAP, listening_port="0", ssl_context_service="tls"),
-        name="request",
-    )
-    flow.auto_terminate(request, "success")
-    with pytest.raises(FlowValidationError, match="does not serve HTTPS yet"):
-        run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
 
 
 def test_a_batch_run_does_not_wait_for_requests(tmp_path: Path) -> None:

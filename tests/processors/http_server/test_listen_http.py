@@ -13,14 +13,17 @@ import pytest
 
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
-from flowcore.errors import FlowValidationError
 from flowcore.nifi.importing import import_nifi
 from flowcore.settings import Settings
+from flowcore.ssl_context import StandardSSLContextService
 from processors import HandleHttpRequest, ListenHTTP
 from processors.http_server._inbox import Held, Inbox
 from processors.http_server._server import ListenerConfig, ListenerServer
+from processors.record_services.csv import CSVRecordSetWriter
+from processors.record_services.json import JsonTreeReader
 from repositories.repository_set import RepositorySet
 from tests.processors.http_server._listening import listening
+from tests.processors.http_server._packages import package_v3
 from tests.processors.http_server._serving import free_port
 
 
@@ -70,7 +73,7 @@ def _last_attributes(repository: Path) -> dict[str, str]:
     assert events, "no RECEIVE event"
     event = events[-1]
     assert event.transit_uri.endswith("/contentListener")
-    assert event.details == "Remote DN=none"
+    assert event.details == "Remote DN=none, Issuer DN=none"
     return dict(event.attributes)
 
 
@@ -110,7 +113,11 @@ def test_only_post_and_head_on_the_base_path_and_get_on_the_health_check(
         assert client.put(run.url, content=b"x").status_code == 405
         health = client.get(run.url + "/healthcheck")
         assert (health.status_code, health.text) == (200, "OK")
-        assert client.head(run.url).status_code == 200
+        head = client.head(run.url)  # NiFi's doHead: what a NiFi sender may send
+        assert head.status_code == 200
+        assert head.headers["Accept-Encoding"] == "gzip"
+        assert head.headers["Accept"].startswith("application/flowfile-v3,")
+        assert head.headers["x-nifi-transfer-protocol-version"] == "3"
         assert client.post(run.url + "x", content=b"x").status_code == 404
         chunks = client.post(run.url, content=iter([b"a", b"b"]))
         assert chunks.status_code == 411
@@ -348,18 +355,6 @@ def test_post_requests_received_with_el(tmp_path: Path, monkeypatch: pytest.Monk
     )
 
 
-def test_https_is_refused_before_the_run_with_the_fix_named(tmp_path: Path) -> None:
-    """An SSL Context Service makes the flow invalid: the message names the property and the
-    way out, and nothing runs."""
-    flow = Flow("tls")
-    listen = flow.add(
-        ListenHTTP(listening_port=str(free_port()), ssl_context_service="tls"), name="listen"
-    )
-    flow.auto_terminate(listen, "success")
-    with pytest.raises(FlowValidationError, match="does not serve HTTPS yet"):
-        run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
-
-
 def _form(size: int) -> tuple[bytes, str]:
     """A multipart/form-data body of one *size*-byte file part, and its Content-Type."""
     boundary = "flowcore-boundary"
@@ -512,3 +507,96 @@ def test_gzip_members_together_past_the_limit_are_413() -> None:
     codes, held = _gzip_answers([member, member + member], max_body=100)
     assert codes == [200, 413]
     assert held == [b"x" * 60]
+
+
+def test_a_flowfile_v3_package_lands_as_its_flowfiles_answered_once(tmp_path: Path) -> None:
+    """A NiFi sender's application/flowfile-v3 body: each packaged FlowFile lands with its
+    attributes (PutFile names it by its filename), RECEIVEd with ``urn:nifi:<uuid>``."""
+    body = package_v3(
+        ({"uuid": "id-1", "filename": "a.txt", "origin": "nifi"}, b"alpha"),
+        ({"uuid": "id-2", "filename": "b.txt"}, b"beta"),
+    )
+    with listening(tmp_path) as run:
+        response = httpx.post(
+            run.url,
+            content=gzip.compress(body),
+            headers={  # NiFi's testFlowFilePackageRestoresFilenames: the packaged names win
+                "Content-Type": "application/flowfile-v3",
+                "flowfile-gzipped": "true",
+                "filename": "data.flowfilev3",
+            },
+            timeout=10,
+        )
+        assert response.status_code == 200
+    assert run.written() == {"a.txt": b"alpha", "b.txt": b"beta"}
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        events = repos.provenance.search(event_type="RECEIVE")
+    finally:
+        repos.close()
+    assert sorted(e.source_system_flowfile_identifier for e in events) == [
+        "urn:nifi:id-1",
+        "urn:nifi:id-2",
+    ]
+    first = next(e for e in events if e.attributes.get("filename") == "a.txt")
+    assert first.attributes["origin"] == "nifi"
+    assert first.attributes["restlistener.request.uri"] == "/contentListener"
+
+
+def test_post_requests_received_with_record_reader(tmp_path: Path) -> None:
+    """NiFi's testPOSTRequestsReceivedWithRecordReader and
+    testReturn400WhenInvalidPOSTRequestSentWithRecordReader: records rewritten by the Record
+    Writer; a body that does not parse gets 400 and lands nothing."""
+    services = [JsonTreeReader("reader"), CSVRecordSetWriter("writer")]
+    properties = {"Record Reader": "reader", "Record Writer": "writer"}
+    with listening(tmp_path, services=services, **properties) as run:
+        with httpx.Client(timeout=10) as client:
+            bad = client.post(run.url, content=b'[{"id": 1}, {"id": ')
+            good = client.post(run.url, content=b'[{"id":1,"name":"rec1"},{"id":2,"name":"rec2"}]')
+        assert (bad.status_code, good.status_code) == (400, 200)
+        assert b"Could not process record" in bad.content
+    assert list(run.written().values()) == [b"id,name\n1,rec1\n2,rec2\n"]
+
+
+def test_multipart_form_data_request(tmp_path: Path) -> None:
+    """NiFi's testMultipartFormDataRequest: one FlowFile per part, with http.multipart.*."""
+    files = {"file1": ("my-file-text.txt", b"Hello World", "text/plain")}
+    with listening(tmp_path, **{"Multipart Read Buffer Size": "10 b"}) as run:
+        response = httpx.post(run.url, data={"p1": "v1", "p2": "v2"}, files=files, timeout=10)
+        assert response.status_code == 200
+    assert sorted(run.written().values()) == [b"Hello World", b"v1", b"v2"]
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        events = repos.provenance.search(event_type="RECEIVE")
+    finally:
+        repos.close()
+    by_name = {e.attributes["http.multipart.name"]: e.attributes for e in events}
+    assert sorted(by_name) == ["file1", "p1", "p2"]
+    assert by_name["file1"]["http.multipart.filename"] == "my-file-text.txt"
+    assert {a["http.multipart.fragments.total.number"] for a in by_name.values()} == {"3"}
+
+
+def test_the_filename_header_names_the_flowfile(tmp_path: Path) -> None:
+    """NiFi's servlet: a ``filename`` request header is the FlowFile's filename."""
+    with listening(tmp_path) as run:
+        response = httpx.post(run.url, content=b"named", headers={"filename": "n.txt"}, timeout=10)
+        assert response.status_code == 200
+    assert run.written() == {"n.txt": b"named"}
+
+
+def test_an_https_record_listener_exports_and_imports_back_with_its_services() -> None:
+    """ListenHTTP naming an SSL context service and record services: the NiFi export refers
+    to NiFi's service classes by id, and the import names the same services again."""
+    flow = Flow("secure-records")
+    flow.add_service(StandardSSLContextService("tls", keystore_filename="/no/server.pem"))
+    flow.add_service(JsonTreeReader("reader"))
+    flow.add_service(CSVRecordSetWriter("writer"))
+    names = {"SSL Context Service": "tls", "Record Reader": "reader", "Record Writer": "writer"}
+    listen = flow.add(ListenHTTP(listening_port="8011", **names), name="listen")
+    flow.auto_terminate(listen, "success")
+    document = flow.to_nifi()
+    types = {s["type"] for s in document["flowContents"]["controllerServices"]}
+    assert "org.apache.nifi.ssl.StandardSSLContextService" in types
+    back = Flow.from_nifi(document)
+    imported = back.resolved_processor(back.component("listen"))
+    assert {k: imported.configured[k] for k in names} == names
