@@ -119,19 +119,23 @@ def _record_runs(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Iter
         while first:  # arrays and objects one after another, as Jackson reads them in NiFi
             if first == "[":
                 cursor.take()
-                while cursor.peek() != "]":
+                more = cursor.peek() != "]"
+                if not more:
+                    cursor.take()
+                while more:  # a ',' is always followed by a record, as Jackson wants
                     for value in cursor.whole_lines(array=True):
                         number += 1
                         yield ((number, None, _record(value, number, cursor)),)
+                    if cursor.peek() == "]":  # [{...},] Jackson refuses the trailing comma
+                        raise _unexpected(cursor, number + 1, "a record after ','")
                     number += 1
                     yield ((number, None, _record(cursor.value(), number, cursor)),)
                     sep = cursor.peek()
-                    if sep == ",":
-                        cursor.take()
-                    elif sep != "]":
+                    if sep not in (",", "]"):
                         expected = "',' or ']' between the array's records"
                         raise _unexpected(cursor, number + 1, expected)
-                cursor.take()
+                    cursor.take()
+                    more = sep == ","
             else:
                 values = [] if nested else cursor.whole_lines(array=False)
                 if set(map(type, values)) <= _DICT:  # JSON lines' records, yielded in bulk
@@ -161,6 +165,8 @@ def _record_runs(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Iter
         raise record_error(
             number, cursor.line_at(exc.pos), None, f"not valid JSON: {exc.msg}"
         ) from None
+    except _NonNumericError as exc:
+        raise record_error(max(number, 1), cursor.line(), None, str(exc)) from None
     except UnicodeDecodeError as exc:
         msg = f"the content is not {options.character_set} text ({exc.reason})"
         raise record_error(max(number, 1), cursor.line(), None, msg) from None
@@ -199,7 +205,21 @@ def _unexpected(cursor: _Cursor, number: int, expected: str) -> RecordError:
 
 
 _DICT = frozenset({dict})
+#: JSON's whitespace (RFC 8259): ``str.strip()``'s other characters (form feed, NBSP) are not.
+_JSON_WS = " \t\r\n"
 _WS = re.compile(r"[ \t\r\n]*")
+
+
+class _NonNumericError(ValueError):
+    """``NaN``, ``Infinity`` or ``-Infinity``: Python's scanner takes them, Jackson does not."""
+
+
+def _non_numeric(token: str) -> Any:
+    """Refuse *token* as NiFi's Jackson parser does (ALLOW_NON_NUMERIC_NUMBERS is off)."""
+    msg = f"not valid JSON: non-standard token {token!r} (JSON has no NaN or Infinity)"
+    raise _NonNumericError(msg)
+
+
 #: Nineteen digits in a row: a number orjson may read as a float where it does not fit 64 bits
 #: (``18446744073709551616``, ``-9223372036854775809``), which the standard library's scanner
 #: keeps exact (a BIGINT): text holding one skips orjson (a string of digits only costs speed).
@@ -220,7 +240,7 @@ class _Cursor:
             encoding = "utf-8-sig"  # a leading byte order mark is dropped, as Jackson does
         self._decoder = codecs.getincrementaldecoder(encoding)("strict")
         self._chunk = chunk_size
-        self._decoder_json = json.JSONDecoder()
+        self._decoder_json = json.JSONDecoder(parse_constant=_non_numeric)
         self.buf = ""
         self.pos = 0
         self.eof = False
@@ -275,7 +295,7 @@ class _Cursor:
             if end < 0:  # no line end near: do not look again before there
                 self._no_newline_until = min(len(self.buf), self.pos + _LINE_LIMIT)
         if end > 0:
-            line = self.buf[self.pos : end].rstrip()
+            line = self.buf[self.pos : end].rstrip(_JSON_WS)  # JSON's whitespace, no other
             if line.endswith(","):  # an array's record per line
                 line = line[:-1]
             if not _LONG_NUMBER.search(line):
@@ -321,7 +341,7 @@ class _Cursor:
             end = self.buf.find("\n", start, start + _LINE_LIMIT)
             if end < 0:
                 break
-            body = self.buf[start:end].strip()
+            body = self.buf[start:end].strip(_JSON_WS)  # a form feed is no JSON whitespace
             if body:
                 if array:
                     if not body.endswith(","):
