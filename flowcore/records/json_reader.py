@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import itertools
 import json
+import operator
 import re
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
@@ -27,7 +28,7 @@ from flowcore.records.options import nifi
 from flowcore.records.schema import RecordSchema
 from flowcore.records.values import TemporalFormats
 
-__all__ = ["JsonReaderOptions", "read_json"]
+__all__ = ["JsonReaderOptions", "read_json", "read_json_values"]
 
 ROOT_NODE = "ROOT_NODE"
 NESTED_FIELD = "NESTED_FIELD"
@@ -94,6 +95,24 @@ def read_json(
         options.batch_size,
         options.inference_sample,
     )
+
+
+def read_json_values(
+    stream: IO[bytes],
+    options: JsonReaderOptions = JsonReaderOptions(),
+    schema: RecordSchema | None = None,
+) -> tuple[Iterator[pa.RecordBatch], Iterator[Any]]:
+    """:func:`read_json`'s batches and, in step, each record's JSON value as parsed.
+
+    For a reader of the raw values (NiFi's ValidateRecord judges a value by its JSON kind:
+    ``"4"`` is a String, though the batch holds the INT 4). The records are parsed once: a
+    batch's values are held until taken, so take ``batch.num_rows`` of them after each batch.
+    """
+    parsed, kept = itertools.tee(json_records(stream, options))
+    batches = batches_of(
+        parsed, schema, options.temporal, options.batch_size, options.inference_sample
+    )
+    return batches, map(operator.itemgetter(2), kept)
 
 
 def json_records(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Parsed]:
