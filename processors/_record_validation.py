@@ -31,7 +31,7 @@ from flowcore.records.schema import (
 )
 from flowcore.records.values import FieldError, TemporalFormats, coerce
 
-__all__ = ["BatchVerdict", "convert_text", "json_mismatches", "validate_batch"]
+__all__ = ["BatchVerdict", "convert_text", "decoded_choices", "json_mismatches", "validate_batch"]
 
 #: Integral and floating widening NiFi's strict checking allows (narrow -> wider kinds).
 _WIDER = {
@@ -104,6 +104,35 @@ def convert_text(
         columns[index] = column
         fields = fields.set(index, pa.field(field.name, column.type))
     return pa.RecordBatch.from_arrays(columns, schema=fields), unconverted
+
+
+def decoded_choices(batch: pa.RecordBatch, schema: RecordSchema) -> pa.RecordBatch:
+    """*batch* with its CHOICE columns (JSON text a value) as *schema*'s field types.
+
+    A reader that inferred a CHOICE holds each value as its JSON text (``"a"`` with its
+    quotes); a valid record's value converts to the validation schema's type, so it is decoded
+    and converted before the writer sees it (else a STRING field would get the quotes).
+    A value that does not convert (a record judged valid holds none) becomes null.
+    """
+    read = RecordSchema.from_arrow(batch.schema)
+    columns = list(batch.columns)
+    fields = batch.schema
+    for index, have in enumerate(read.fields):
+        want = schema.field(have.name)
+        if not isinstance(have.type, ChoiceType) or want is None:
+            continue
+        if isinstance(want.type, ChoiceType):
+            continue
+        values = []
+        for text in batch.column(index).to_pylist():
+            try:
+                value = None if text is None else json.loads(text)
+                values.append(coerce(value, want.type, TemporalFormats(), have.name))
+            except FieldError:
+                values.append(None)
+        columns[index] = pa.array(values, type=arrow_type(want.type))
+        fields = fields.set(index, pa.field(have.name, columns[index].type))
+    return pa.RecordBatch.from_arrays(columns, schema=fields)
 
 
 def _parsed(

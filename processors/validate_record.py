@@ -30,7 +30,12 @@ from flowcore.records.values import TemporalFormats
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, ValidationResult
-from processors._record_validation import convert_text, json_mismatches, validate_batch
+from processors._record_validation import (
+    convert_text,
+    decoded_choices,
+    json_mismatches,
+    validate_batch,
+)
 from processors.record_services._options import options_from
 from processors.record_services.csv import CSVReader
 from processors.record_services.json import JsonTreeReader
@@ -383,9 +388,12 @@ class ValidateRecord(Processor):
             assert first is not None
 
             def chosen() -> Iterator[pa.RecordBatch]:
-                for batch, typed, _, verdict in (first, *verdicts):
+                for batch, typed, against, verdict in (first, *verdicts):
                     mask = verdict.valid if valid else ~verdict.valid  # type: ignore[attr-defined]
-                    yield (typed if valid else batch).filter(pa.array(mask))
+                    if valid:
+                        yield decoded_choices(typed.filter(pa.array(mask)), against)
+                    else:
+                        yield batch.filter(pa.array(mask))
 
             out_schema = (schema or first[2]) if valid else RecordSchema.from_arrow(first[0].schema)
             child, written = write_records(

@@ -557,3 +557,14 @@ def test_raw_json_judged_a_column_at_a_time_is_judged_value_by_value(
         ]
     assert bad.tolist() == expected
     assert bool(paths) == any(expected)
+
+
+def test_a_value_read_as_a_choice_is_written_as_its_fields_type() -> None:
+    """Without strict checking, a field the reader inferred as a CHOICE (a string in one record,
+    a number in another) is written as the validation schema's type: "a", not "\\"a\\"" (the
+    CHOICE's JSON text) in a STRING field, 6 as "6"."""
+    content = b'[{"id": "4", "name": "a", "balance": 1.5}, {"id": 5, "name": 6, "balance": 2.5}]'
+    runner = validate(content, strict_type_checking="false")
+    runner.flowfiles_for("valid")[0].assert_content_equals(
+        '[{"id":4,"name":"a","balance":1.5},{"id":5,"name":"6","balance":2.5}]'
+    )
