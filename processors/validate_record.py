@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Iterator, Mapping
-from typing import IO, ClassVar
+from typing import IO, Any, ClassVar
 
 import attrs
 import pyarrow as pa
@@ -29,7 +30,12 @@ from flowcore.records.values import TemporalFormats
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, ValidationResult
-from processors._record_validation import convert_text, validate_batch
+from processors._record_validation import (
+    convert_text,
+    decoded_choices,
+    json_mismatches,
+    validate_batch,
+)
 from processors.record_services._options import options_from
 from processors.record_services.csv import CSVReader
 from processors.record_services.json import JsonTreeReader
@@ -225,8 +231,7 @@ class ValidateRecord(Processor):
         invalid_writer = session.controller_service(invalid_name) if invalid_name else writer
         created: list[FlowFile] = []
         try:
-            schema, counts, details, raw = self._validate(context, session, original, reader)
-            source = raw or reader
+            schema, counts, details, source = self._validate(context, session, original, reader)
             outputs = []
             if counts[0]:
                 child = self._write(session, context, original, source, writer, schema, valid=True)
@@ -276,23 +281,32 @@ class ValidateRecord(Processor):
         context: ProcessContext,
         batches: Iterator[pa.RecordBatch],
         schema: RecordSchema | None,
-        raw: _RawReader | None,
+        source: _Source,
     ) -> Iterator[tuple[pa.RecordBatch, pa.RecordBatch, RecordSchema, object]]:
         """(batch as read, batch for the valid output, the schema judged against, verdict).
 
-        *raw*: the batches were read raw, their text converted first as NiFi's readers do.
+        *source* read raw (:class:`_RawReader`): the batches' text is converted first, as
+        NiFi's readers do; with the JSON values as parsed (:class:`_JsonValues`): strict type
+        checking judges those.
         """
         allow = bool(context.get_property(self.ALLOW_EXTRA_FIELDS).as_boolean())
         strict = bool(context.get_property(self.STRICT_TYPE_CHECKING).as_boolean())
         for batch in batches:
             against = schema or RecordSchema.from_arrow(batch.schema)
-            typed, unconverted = (batch, None)
-            if raw is not None:
+            typed, unconverted, mismatched = (batch, None, None)
+            if isinstance(source, _RawReader):
                 typed, unconverted = convert_text(
-                    batch, against, raw.formats, temporal_only=not raw.text
+                    batch, against, source.formats, temporal_only=not source.text
                 )
+            elif isinstance(source, _JsonValues):
+                mismatched = json_mismatches(source.take(batch.num_rows), against)
             verdict = validate_batch(
-                typed, against, allow_extra=allow, strict=strict, unconverted=unconverted
+                typed,
+                against,
+                allow_extra=allow,
+                strict=strict,
+                unconverted=unconverted,
+                mismatched=mismatched,
             )
             yield batch, typed, against, verdict
 
@@ -302,16 +316,28 @@ class ValidateRecord(Processor):
         session: ProcessSession,
         original: FlowFile,
         reader: RecordReaderService,
-    ) -> tuple[RecordSchema | None, tuple[int, int], str, _RawReader | None]:
+    ) -> tuple[RecordSchema | None, tuple[int, int], str, _Source]:
         """Validate through the reader; when a value does not fit the reader's schema, raw.
 
         NiFi's ValidateRecord reads raw (``nextRecord(false, false)``): a value that does not
         fit makes its record invalid, not the FlowFile a failure. flowcore's readers coerce, so
-        when that read fails the content is read again raw (:class:`_RawReader`).
+        when that read fails the content is read again raw (:class:`_RawReader`). With strict
+        type checking, JSON is read with its values as parsed beside the coerced batches
+        (:class:`_JsonValues`): ``"4"`` read into an INT is still a string to judge.
+
+        Returns:
+            The schema, the valid and invalid counts, NiFi's details, and the source the
+            outputs are read from (so they get the same verdicts).
         """
         schema = self._schema(context, session, original)
+        source: _Source = reader
+        if (
+            isinstance(reader, JsonTreeReader)
+            and context.get_property(self.STRICT_TYPE_CHECKING).as_boolean()
+        ):
+            source = _JsonValues(reader)
         try:
-            return (*self._validated(context, session, original, reader, schema), None)
+            return (*self._validated(context, session, original, source, schema), source)
         except RecordError:
             schema = schema or reader.configured_schema(original.attributes)
             raw = _RawReader.of(reader, schema, original.attributes)
@@ -324,16 +350,15 @@ class ValidateRecord(Processor):
         context: ProcessContext,
         session: ProcessSession,
         original: FlowFile,
-        reader: RecordReaderService | _RawReader,
+        reader: _Source,
         schema: RecordSchema | None,
     ) -> tuple[RecordSchema | None, tuple[int, int], str]:
         valid = invalid = 0
         missing: set[str] = set()
         extra: set[str] = set()
         wrong: set[str] = set()
-        raw = reader if isinstance(reader, _RawReader) else None
         with read_records(session, original, reader) as records:
-            for *_, verdict in self._verdicts(context, iter(records), schema, raw):
+            for *_, verdict in self._verdicts(context, iter(records), schema, reader):
                 kept = int(verdict.valid.sum())  # type: ignore[attr-defined]
                 valid += kept
                 invalid += len(verdict.valid) - kept  # type: ignore[attr-defined]
@@ -349,7 +374,7 @@ class ValidateRecord(Processor):
         session: ProcessSession,
         context: ProcessContext,
         original: FlowFile,
-        reader: RecordReaderService | _RawReader,
+        reader: _Source,
         writer: RecordWriterService,
         schema: RecordSchema | None,
         *,
@@ -357,16 +382,18 @@ class ValidateRecord(Processor):
     ) -> FlowFile:
         """The valid (converted) or the invalid (as read) records, written by *writer*."""
         child = session.create(original)
-        raw = reader if isinstance(reader, _RawReader) else None
         with read_records(session, original, reader) as records:
-            verdicts = self._verdicts(context, iter(records), schema, raw)
+            verdicts = self._verdicts(context, iter(records), schema, reader)
             first = next(verdicts, None)
             assert first is not None
 
             def chosen() -> Iterator[pa.RecordBatch]:
-                for batch, typed, _, verdict in (first, *verdicts):
+                for batch, typed, against, verdict in (first, *verdicts):
                     mask = verdict.valid if valid else ~verdict.valid  # type: ignore[attr-defined]
-                    yield (typed if valid else batch).filter(pa.array(mask))
+                    if valid:
+                        yield decoded_choices(typed.filter(pa.array(mask)), against)
+                    else:
+                        yield batch.filter(pa.array(mask))
 
             out_schema = (schema or first[2]) if valid else RecordSchema.from_arrow(first[0].schema)
             child, written = write_records(
@@ -440,6 +467,42 @@ class _RawReader:
     ) -> Iterator[pa.RecordBatch]:
         """*stream*'s records read raw."""
         return self.reader.read(stream, self.schema, attributes)
+
+
+@attrs.define
+class _JsonValues:
+    """JsonTreeReader's batches with each record's JSON value as parsed, for strict checking.
+
+    NiFi judges a JSON value by its own kind (``"4"`` is a String, not an INT); the batches
+    hold the coerced values, so the parsed ones come beside them, taken a batch at a time
+    (:meth:`take`). One read at a time: :meth:`create_reader` starts the values afresh.
+
+    Attributes:
+        reader: the configured JsonTreeReader.
+        values: the current read's values not taken yet.
+    """
+
+    reader: JsonTreeReader
+    values: Iterator[Any] = attrs.field(factory=lambda: iter(()))
+
+    def configured_schema(self, attributes: Mapping[str, str]) -> RecordSchema | None:
+        """The reader's schema."""
+        return self.reader.configured_schema(attributes)
+
+    def create_reader(
+        self, attributes: Mapping[str, str], stream: IO[bytes]
+    ) -> Iterator[pa.RecordBatch]:
+        """*stream*'s batches, as the reader reads them; their values wait in :attr:`values`."""
+        batches, self.values = self.reader.read_values(attributes, stream)
+        return batches
+
+    def take(self, count: int) -> list[Any]:
+        """The parsed values of the next *count* records (those of the batch just read)."""
+        return list(itertools.islice(self.values, count))
+
+
+#: Where ValidateRecord reads the records from: the reader, raw, or with the JSON values.
+_Source = RecordReaderService | _RawReader | _JsonValues
 
 
 def _java_set(values: set[str]) -> str:

@@ -108,7 +108,14 @@ def _numbered(records: Iterator[Any]) -> Iterator[Parsed]:
         except StopIteration:
             return
         except (ValueError, EOFError, TypeError, KeyError, IndexError) as exc:
-            raise record_error(number + 1, None, None, f"not valid Avro: {exc}") from None
+            reason = str(exc) or type(exc).__name__
+            if isinstance(exc, (EOFError, IndexError)):  # fastavro ran out of bytes mid-value
+                reason = (
+                    f"the content ends inside a record ({type(exc).__name__}"
+                    f"{': ' + str(exc) if str(exc) else ''}): it is cut short, or has bytes "
+                    "after its last record or block"
+                )
+            raise record_error(number + 1, None, None, f"not valid Avro: {reason}") from None
         number += 1
         yield number, None, _plain(record)
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import codecs
 import itertools
 import json
+import operator
 import re
 from collections.abc import Iterable, Iterator
 from typing import IO, Any
@@ -27,7 +28,7 @@ from flowcore.records.options import nifi
 from flowcore.records.schema import RecordSchema
 from flowcore.records.values import TemporalFormats
 
-__all__ = ["JsonReaderOptions", "read_json"]
+__all__ = ["JsonReaderOptions", "read_json", "read_json_values"]
 
 ROOT_NODE = "ROOT_NODE"
 NESTED_FIELD = "NESTED_FIELD"
@@ -96,6 +97,24 @@ def read_json(
     )
 
 
+def read_json_values(
+    stream: IO[bytes],
+    options: JsonReaderOptions = JsonReaderOptions(),
+    schema: RecordSchema | None = None,
+) -> tuple[Iterator[pa.RecordBatch], Iterator[Any]]:
+    """:func:`read_json`'s batches and, in step, each record's JSON value as parsed.
+
+    For a reader of the raw values (NiFi's ValidateRecord judges a value by its JSON kind:
+    ``"4"`` is a String, though the batch holds the INT 4). The records are parsed once: a
+    batch's values are held until taken, so take ``batch.num_rows`` of them after each batch.
+    """
+    parsed, kept = itertools.tee(json_records(stream, options))
+    batches = batches_of(
+        parsed, schema, options.temporal, options.batch_size, options.inference_sample
+    )
+    return batches, map(operator.itemgetter(2), kept)
+
+
 def json_records(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Parsed]:
     """Each record of *stream* as ``(number, line, value)``, parsed one at a time.
 
@@ -119,19 +138,23 @@ def _record_runs(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Iter
         while first:  # arrays and objects one after another, as Jackson reads them in NiFi
             if first == "[":
                 cursor.take()
-                while cursor.peek() != "]":
+                more = cursor.peek() != "]"
+                if not more:
+                    cursor.take()
+                while more:  # a ',' is always followed by a record, as Jackson wants
                     for value in cursor.whole_lines(array=True):
                         number += 1
                         yield ((number, None, _record(value, number, cursor)),)
+                    if cursor.peek() == "]":  # [{...},] Jackson refuses the trailing comma
+                        raise _unexpected(cursor, number + 1, "a record after ','")
                     number += 1
                     yield ((number, None, _record(cursor.value(), number, cursor)),)
                     sep = cursor.peek()
-                    if sep == ",":
-                        cursor.take()
-                    elif sep != "]":
+                    if sep not in (",", "]"):
                         expected = "',' or ']' between the array's records"
                         raise _unexpected(cursor, number + 1, expected)
-                cursor.take()
+                    cursor.take()
+                    more = sep == ","
             else:
                 values = [] if nested else cursor.whole_lines(array=False)
                 if set(map(type, values)) <= _DICT:  # JSON lines' records, yielded in bulk
@@ -161,6 +184,8 @@ def _record_runs(stream: IO[bytes], options: JsonReaderOptions) -> Iterator[Iter
         raise record_error(
             number, cursor.line_at(exc.pos), None, f"not valid JSON: {exc.msg}"
         ) from None
+    except _NonNumericError as exc:
+        raise record_error(max(number, 1), cursor.line(), None, str(exc)) from None
     except UnicodeDecodeError as exc:
         msg = f"the content is not {options.character_set} text ({exc.reason})"
         raise record_error(max(number, 1), cursor.line(), None, msg) from None
@@ -199,7 +224,21 @@ def _unexpected(cursor: _Cursor, number: int, expected: str) -> RecordError:
 
 
 _DICT = frozenset({dict})
+#: JSON's whitespace (RFC 8259): ``str.strip()``'s other characters (form feed, NBSP) are not.
+_JSON_WS = " \t\r\n"
 _WS = re.compile(r"[ \t\r\n]*")
+
+
+class _NonNumericError(ValueError):
+    """``NaN``, ``Infinity`` or ``-Infinity``: Python's scanner takes them, Jackson does not."""
+
+
+def _non_numeric(token: str) -> Any:
+    """Refuse *token* as NiFi's Jackson parser does (ALLOW_NON_NUMERIC_NUMBERS is off)."""
+    msg = f"not valid JSON: non-standard token {token!r} (JSON has no NaN or Infinity)"
+    raise _NonNumericError(msg)
+
+
 #: Nineteen digits in a row: a number orjson may read as a float where it does not fit 64 bits
 #: (``18446744073709551616``, ``-9223372036854775809``), which the standard library's scanner
 #: keeps exact (a BIGINT): text holding one skips orjson (a string of digits only costs speed).
@@ -220,7 +259,7 @@ class _Cursor:
             encoding = "utf-8-sig"  # a leading byte order mark is dropped, as Jackson does
         self._decoder = codecs.getincrementaldecoder(encoding)("strict")
         self._chunk = chunk_size
-        self._decoder_json = json.JSONDecoder()
+        self._decoder_json = json.JSONDecoder(parse_constant=_non_numeric)
         self.buf = ""
         self.pos = 0
         self.eof = False
@@ -275,7 +314,7 @@ class _Cursor:
             if end < 0:  # no line end near: do not look again before there
                 self._no_newline_until = min(len(self.buf), self.pos + _LINE_LIMIT)
         if end > 0:
-            line = self.buf[self.pos : end].rstrip()
+            line = self.buf[self.pos : end].rstrip(_JSON_WS)  # JSON's whitespace, no other
             if line.endswith(","):  # an array's record per line
                 line = line[:-1]
             if not _LONG_NUMBER.search(line):
@@ -321,7 +360,7 @@ class _Cursor:
             end = self.buf.find("\n", start, start + _LINE_LIMIT)
             if end < 0:
                 break
-            body = self.buf[start:end].strip()
+            body = self.buf[start:end].strip(_JSON_WS)  # a form feed is no JSON whitespace
             if body:
                 if array:
                     if not body.endswith(","):

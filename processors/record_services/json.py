@@ -3,17 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator, Mapping
-from typing import IO, ClassVar
+from typing import IO, Any, ClassVar
 
 import pyarrow as pa
 
 from flowcore.controller_service import ServiceContext
 from flowcore.properties import AllowableValue, PropertyDescriptor
-from flowcore.records.json_reader import JsonReaderOptions, read_json
+from flowcore.records.json_reader import JsonReaderOptions, read_json, read_json_values
 from flowcore.records.json_writer import JsonRecordWriter, JsonWriterOptions
 from flowcore.records.schema import RecordSchema
 from flowcore.validators import ValidationResult
 from processors.record_services._codec_writer import CodecWriterService
+from processors.record_services._confluent_wire import with_schema_id
 from processors.record_services._options import options_from
 from processors.record_services.schema_access import (
     INFER_SCHEMA,
@@ -131,6 +132,20 @@ class JsonTreeReader(RecordReaderService):
     ) -> Iterator[pa.RecordBatch]:
         """The JSON codec."""
         return read_json(stream, self._options, schema)
+
+    def read_values(
+        self, attributes: Mapping[str, str], stream: IO[bytes]
+    ) -> tuple[Iterator[pa.RecordBatch], Iterator[Any]]:
+        """:meth:`create_reader`'s batches beside each record's JSON value as parsed.
+
+        For ValidateRecord's strict type checking, which judges the raw values as NiFi reads
+        them (:func:`~flowcore.records.json_reader.read_json_values`).
+        """
+        registered = self.content_schema(attributes, stream)
+        if registered is None:
+            return read_json_values(stream, self._options, self.configured_schema(attributes))
+        batches, values = read_json_values(stream, self._options, registered.schema)
+        return (with_schema_id(batch, registered) for batch in batches), values
 
 
 class JsonRecordSetWriter(CodecWriterService):

@@ -6,10 +6,14 @@ import io
 import json
 
 import fastavro
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flowcore import ProvenanceEventType
+from flowcore.records import schema as s
 from flowcore.testing import TestRunner
 from processors import ValidateRecord
+from processors._record_validation import _raw_fits, json_mismatches
 from processors.record_services import (
     AvroRecordSetWriter,
     CSVReader,
@@ -47,12 +51,14 @@ def validate(content: bytes, reader: object = None, **properties: str) -> TestRu
 
 def test_valid_and_invalid_records_are_split() -> None:
     """Records of the wrong type or missing a required field go to invalid, the rest to valid;
-    the original is dropped."""
+    the original is dropped. The JSON 4 in a DOUBLE field is an Integer to NiFi's strict
+    checking (its raw value, though the record was read as 4.0)."""
     content = (
         b'[{"id": 1, "name": "a", "balance": 1.5},'
         b' {"id": "x", "name": "b", "balance": 2},'
         b' {"id": 3, "balance": null},'
-        b' {"id": 4, "name": "d", "balance": 4}]'
+        b' {"id": 4, "name": "d", "balance": 4.5},'
+        b' {"id": 5, "name": "e", "balance": 5}]'
     )
     runner = validate(content, validation_details_attribute_name="why")
     runner.assert_transfer_count("valid", 1)
@@ -61,14 +67,14 @@ def test_valid_and_invalid_records_are_split() -> None:
     valid = runner.flowfiles_for("valid")[0]
     valid.assert_attribute_equals("record.count", "2")
     valid.assert_content_equals(
-        '[{"id":1,"name":"a","balance":1.5},{"id":4,"name":"d","balance":4.0}]'
+        '[{"id":1,"name":"a","balance":1.5},{"id":4,"name":"d","balance":4.5}]'
     )
     invalid = runner.flowfiles_for("invalid")[0]
-    invalid.assert_attribute_equals("record.count", "2")
+    invalid.assert_attribute_equals("record.count", "3")
     assert invalid.attributes["why"] == (
         "Records in this FlowFile were invalid for the following reasons: The following 1 "
-        "fields were missing: [/name]; The following 1 fields had values whose type did not "
-        "match the schema: [/id]"
+        "fields were missing: [/name]; The following 2 fields had values whose type did not "
+        "match the schema: [/balance, /id]"
     )
     routes = [e for e in runner.provenance_events if e.event_type is ProvenanceEventType.ROUTE]
     assert [e.relationship for e in routes] == ["valid", "invalid"]
@@ -454,3 +460,111 @@ def test_json_values_that_do_not_fit_make_their_records_invalid() -> None:
         '[{"id":2,"name":"b","when":"nope"},{"id":"x","name":"c","when":null}]'
     )
     assert invalid.attributes["why"].endswith("[/id, /when]")
+
+
+def _strict_json(content: bytes, schema: str = SCHEMA, **properties: str) -> TestRunner:
+    """ValidateRecord over a JsonTreeReader that reads with *schema* (so it coerces)."""
+    access = {"schema_access_strategy": "schema-text-property", "schema_text": schema}
+    reader = JsonTreeReader("reader", **access)
+    properties.setdefault("validation_details_attribute_name", "why")
+    return validate(content, reader, schema_text=schema, **properties)
+
+
+def test_strict_type_checking_judges_the_raw_json_value() -> None:
+    """NiFi's raw JSON read under strict checking: "4" in an INT field is a String and 6 in a
+    STRING field an Integer (invalid, though the reader converts both); without strict
+    checking both convert and are valid."""
+    content = b'[{"id": "4", "name": "a"}, {"id": 5, "name": 6}, {"id": 7, "name": "g"}]'
+    strict = _strict_json(content)
+    strict.flowfiles_for("valid")[0].assert_content_equals('[{"id":7,"name":"g","balance":null}]')
+    invalid = strict.flowfiles_for("invalid")[0]
+    invalid.assert_attribute_equals("record.count", "2")
+    assert invalid.attributes["why"].endswith(
+        "The following 2 fields had values whose type did not match the schema: [/id, /name]"
+    )
+    loose = _strict_json(content, strict_type_checking="false")
+    loose.assert_transfer_count("invalid", 0)
+    loose.flowfiles_for("valid")[0].assert_attribute_equals("record.count", "3")
+
+
+def test_strict_checking_of_raw_json_keeps_maps_and_names_nested_fields() -> None:
+    """A MAP[INT] stays a map (its values judged: "0" is a String), an object in a RECORD
+    field is judged field by field and named /parent/child, as NiFi's validator names it."""
+    int_map = {"type": "map", "values": "int"}
+    address = {"type": "record", "name": "address", "fields": [{"name": "zip", "type": "int"}]}
+    schema = json.dumps(
+        {
+            "type": "record",
+            "name": "r",
+            "fields": [
+                {"name": "points", "type": int_map},
+                {"name": "address", "type": address},
+            ],
+        }
+    )
+    content = (
+        b'[{"points": {"a": 1}, "address": {"zip": 1}},'
+        b' {"points": {"a": "0"}, "address": {"zip": 2}},'
+        b' {"points": {"a": 3}, "address": {"zip": "3"}}]'
+    )
+    runner = _strict_json(content, schema)
+    runner.flowfiles_for("valid")[0].assert_content_equals(
+        '[{"points":{"a":1},"address":{"zip":1}}]'
+    )
+    invalid = runner.flowfiles_for("invalid")[0]
+    invalid.assert_attribute_equals("record.count", "2")
+    assert invalid.attributes["why"].endswith(
+        "The following 2 fields had values whose type did not match the schema: "
+        "[/address/zip, /points]"
+    )
+
+
+_RAW = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers(-(2**70), 2**70)
+    | st.sampled_from([2**31 - 1, 2**31, -(2**31), 2**63 - 1, 2**63])
+    | st.floats(allow_nan=False)
+    | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("ab"), inner),
+    max_leaves=4,
+)
+_TYPES = [
+    *(s.SimpleType(name) for name in ("string", "boolean", "int", "long", "bigint", "double")),
+    s.SimpleType("float"),
+    s.SimpleType("timestamp"),
+    s.ArrayType(s.INT),
+    s.MapType(s.STRING),
+    s.ChoiceType([s.INT, s.STRING]),
+    s.RecordType(s.RecordSchema.of({"a": s.INT})),
+]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.dictionaries(st.just("v"), _RAW), max_size=6), st.sampled_from(_TYPES))
+def test_raw_json_judged_a_column_at_a_time_is_judged_value_by_value(
+    records: list[dict], dtype: s.DataType
+) -> None:
+    """json_mismatches' C-level pass over a column gives the per-value verdict of _raw_fits
+    (Integer up to 32 bits, Long to 64, Double only for a JSON number with a point)."""
+    bad, paths = json_mismatches(records, s.RecordSchema.of({"v": dtype}))
+    expected = [not _raw_fits(record.get("v"), dtype) for record in records]
+    if isinstance(dtype, s.RecordType):  # its fields are judged and named one by one
+        expected = [
+            type(r.get("v")) not in (dict, type(None))
+            or not _raw_fits(r["v"].get("a") if isinstance(r.get("v"), dict) else None, s.INT)
+            for r in records
+        ]
+    assert bad.tolist() == expected
+    assert bool(paths) == any(expected)
+
+
+def test_a_value_read_as_a_choice_is_written_as_its_fields_type() -> None:
+    """Without strict checking, a field the reader inferred as a CHOICE (a string in one record,
+    a number in another) is written as the validation schema's type: "a", not "\\"a\\"" (the
+    CHOICE's JSON text) in a STRING field, 6 as "6"."""
+    content = b'[{"id": "4", "name": "a", "balance": 1.5}, {"id": 5, "name": 6, "balance": 2.5}]'
+    runner = validate(content, strict_type_checking="false")
+    runner.flowfiles_for("valid")[0].assert_content_equals(
+        '[{"id":4,"name":"a","balance":1.5},{"id":5,"name":"6","balance":2.5}]'
+    )

@@ -122,3 +122,14 @@ def test_bad_avro_and_bad_settings_are_named() -> None:
         )
     with pytest.raises(ConfigurationError, match="LZO"):
         AvroWriterOptions(compression_format="LZO").codec()
+
+
+def test_a_cut_or_overlong_avro_content_says_so_naming_the_record() -> None:
+    """Bytes after a data file's last block, or a datum cut short, are a RecordError naming the
+    record after the last good one and what happened (fastavro's EOFError has no message)."""
+    avro = {"type": "record", "name": "r", "fields": [{"name": "a", "type": "int"}]}
+    data = io.BytesIO()
+    fastavro.writer(data, avro, [{"a": 1}])
+    for content, reader_schema in ((data.getvalue() + b"\x02", None), (b"\x02\x80", avro)):
+        with pytest.raises(RecordError, match=r"^record 2: not valid Avro: the content ends"):
+            list(read_avro(io.BytesIO(content), AvroReaderOptions(), None, reader_schema))

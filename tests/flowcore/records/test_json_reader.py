@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -430,3 +431,106 @@ def test_an_integer_past_64_bits_stays_exact_on_every_path(content: bytes) -> No
         Decimal("123456789012345678901234567890"),
         Decimal("18446744073709551616"),
     )
+
+
+@pytest.mark.parametrize("chunk_size", [4, 1 << 20])
+@pytest.mark.parametrize(
+    ("content", "reason"),
+    [
+        (b'[{"a":1},]', r"record 2 \(line 1\): not valid JSON: expected a record after ','"),
+        (b'[\n{"a":1},\n]\n', r"record 2 \(line 3\): not valid JSON: expected a record after"),
+        (b'[\n{"a":1},\n{"a":2},\n]', r"record 3 \(line 4\): not valid JSON: expected a record"),
+        (b'{"a":1}\n[{"a":2},]\n', r"record 3 \(line 2\): not valid JSON"),
+        (b'{"a":1}\n{"a":NaN}\n', r"record 2 \(line 2\): not valid JSON: non-standard token 'NaN'"),
+        (b'[{"a":-Infinity}]', r"record 1 \(line 1\): not valid JSON: non-standard token"),
+        (b'{"a":1}\n\x0c{"a":2}\n', r"record 2 \(line 2\): not valid JSON"),
+        (b'{"a":1}\x0b\n{"a":2}\n', r"record 2 \(line 1\): not valid JSON"),
+        (b'[\n{"a":1},\xc2\xa0\n{"a":2}\n]', r"record 2 \(line 2\): not valid JSON"),
+    ],
+)
+def test_json_jackson_refuses_is_refused_naming_the_record(
+    content: bytes, reason: str, chunk_size: int
+) -> None:
+    """A trailing comma in an array, NaN/Infinity and non-JSON whitespace (form feed, NBSP)
+    are errors naming the record and line, as NiFi's Jackson parser refuses them."""
+    with pytest.raises(RecordError, match=reason):
+        list(json_records(io.BytesIO(content), JsonReaderOptions(chunk_size=chunk_size)))
+
+
+def _refuse_constant(token: str) -> Any:
+    raise ValueError(token)
+
+
+_STRICT = json.JSONDecoder(parse_constant=_refuse_constant)
+_JSON_SPACE = re.compile(r"[ \t\r\n]*")
+
+
+def _strict_records(text: str) -> list[Any] | None:
+    """The records of *text* by the standard library's scanner, strict (no NaN): its JSON
+    values one after another, an array's elements in turn; None when it refuses the text or a
+    record is not an object."""
+    text = text.removeprefix("\ufeff")
+    out: list[Any] = []
+    pos = _JSON_SPACE.match(text).end()  # type: ignore[union-attr]
+    while pos < len(text):
+        try:
+            value, pos = _STRICT.raw_decode(text, pos)
+        except ValueError:
+            return None
+        out.extend(value if isinstance(value, list) else [value])
+        pos = _JSON_SPACE.match(text, pos).end()  # type: ignore[union-attr]
+    return out if all(isinstance(value, dict) for value in out) else None
+
+
+_SCALARS = (
+    st.none()
+    | st.booleans()
+    | st.integers(min_value=-(2**70), max_value=2**70)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(st.characters(blacklist_categories=("Cs",)), max_size=6)
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from("abc"), inner),
+    max_leaves=6,
+)
+_RECORDS = st.lists(st.dictionaries(st.sampled_from("abcd"), _VALUES, max_size=3), max_size=5)
+#: What a hand-made or damaged JSON file holds where it goes wrong.
+_DAMAGE = [",", ", ", "]", "[", "{", "}", ":", "\n", " ", "\x0c", "\xa0", "NaN", '"', "\\", "1"]
+
+
+@st.composite
+def _json_texts(draw: st.DrawFn) -> str:
+    """Records as an array (one line, a record a line, pretty) or JSON lines, maybe damaged."""
+    rows = draw(_RECORDS)
+    ascii_only = draw(st.booleans())
+    dumps = [json.dumps(row, ensure_ascii=ascii_only) for row in rows]
+    layout = draw(st.sampled_from(["array", "per-line", "pretty", "lines"]))
+    if layout == "array":
+        text = "[" + ",".join(dumps) + "]"
+    elif layout == "per-line":
+        text = "[\n" + ",\n".join(dumps) + "\n]\n"
+    elif layout == "pretty":
+        text = json.dumps(rows, indent=2, ensure_ascii=ascii_only)
+    else:
+        text = "\n".join(dumps) + draw(st.sampled_from(["", "\n"]))
+    for _ in range(draw(st.integers(0, 2))):
+        at = draw(st.integers(0, len(text)))
+        if draw(st.booleans()) and at < len(text):
+            text = text[:at] + text[at + 1 :]
+        else:
+            text = text[:at] + draw(st.sampled_from(_DAMAGE)) + text[at:]
+    return text
+
+
+@settings(max_examples=300, deadline=None)
+@given(_json_texts(), st.sampled_from([3, 16, 1 << 20]))
+def test_the_reader_accepts_exactly_what_strict_json_accepts(text: str, chunk_size: int) -> None:
+    """Differential: text the reader accepts, the standard library's strict scanner accepts as
+    the same records (arrays and JSON lines, damaged or not), and the other way round."""
+    options = JsonReaderOptions(chunk_size=chunk_size)
+    try:
+        got = [value for _, _, value in json_records(io.BytesIO(text.encode()), options)]
+    except RecordError:
+        got = None
+    assert got == _strict_records(text)
