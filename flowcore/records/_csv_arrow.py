@@ -21,6 +21,8 @@ Escapes: Arrow's escape takes the next character as it is; Commons CSV turns ``\
 ``\t`` ``\b`` ``\f`` into control characters and keeps the escape before any character that is
 not a delimiter, quote or escape (MySQL's ``\N``). The bytes are rewritten as the Python path
 rewrites its lines (the same rule), so Arrow's escape gives Commons CSV's values.
+An escape before a carriage-return byte sends the content to the Python path: where Arrow's
+blocks are cut around one, pyarrow joins the next row to it or drops a row.
 """
 
 from __future__ import annotations
@@ -475,13 +477,20 @@ class _Source:
 
         def rewrite(match: re.Match[bytes]) -> bytes:
             char = match.group(1)
+            if char == b"\r":
+                carriage.append(match.start())
             if char in self._meta:
                 return match.group(0)
             if char in _CONTROL:
                 return escape + _CONTROL[char]
             return escape + escape + char
 
-        return self._pattern.sub(rewrite, data)
+        carriage: list[int] = []
+        out = self._pattern.sub(rewrite, data)
+        if carriage:  # Arrow's blocks cut around an escaped CR join or drop rows (pyarrow 26)
+            msg = "an escape character precedes a carriage return"
+            raise SplitFailed(msg)
+        return out
 
     def replay(self) -> IO[bytes]:
         self._spool.seek(0)

@@ -281,3 +281,22 @@ def test_a_wide_content_falls_back(monkeypatch: pytest.MonkeyPatch) -> None:
     (batch,) = list(read_csv(io.BytesIO(data), options))
     assert batch.num_columns == width
     assert batch.column(0).to_pylist() == [1]
+
+
+@pytest.mark.parametrize("budget", [1, 1 << 30])
+def test_an_escaped_carriage_return_is_read_as_the_python_path_reads_it(budget: int) -> None:
+    """An escape before a CR byte, where Arrow's 64-byte blocks cut around it, keeps every row
+    (pyarrow joined ``zz`` to the row before, or dropped a row: the Python path reads it)."""
+    data = b"ab\\\r\nzz\nc\n" * 40
+    options = CsvReaderOptions(
+        csv_format="mysql", escape_character="\\", first_line_is_header=False, batch_size=1 << 16
+    )
+    saved = _csv_arrow.BLOCK_SIZE
+    _csv_arrow.BLOCK_SIZE = 64
+    try:
+        fast = _outcome(read_csv(io.BytesIO(data), attrs.evolve(options, batch_bytes=budget)))
+    finally:
+        _csv_arrow.BLOCK_SIZE = saved
+    rows = [r for batch in fast[0] for r in batch.column(0).to_pylist()]
+    assert fast[1] is None
+    assert rows == ["ab\r", "zz", "c"] * 40
