@@ -227,10 +227,14 @@ class ControllerService:
     def fingerprint(self) -> str:
         """Its settings apart from its name and its secrets (what a repository records).
 
-        Sensitive values are left out, so a run never writes them.
+        Sensitive values are left out, so a run never writes them: the declared properties'
+        and the dynamic ones a service marks sensitive (DBCPConnectionPool's ``SENSITIVE.*``).
         """
-        sensitive = {d.name for d in self.descriptors() if d.sensitive}
-        values = sorted((k, v) for k, v in self.raw_configured.items() if k not in sensitive)
+        values = sorted(
+            (k, v)
+            for k, v in self.raw_configured.items()
+            if not getattr(self.resolve_descriptor(k), "sensitive", False)
+        )
         return f"{type(self).__module__}.{type(self).__qualname__}/{json.dumps(values)}"
 
     @property

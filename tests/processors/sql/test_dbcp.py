@@ -334,3 +334,30 @@ def test_time_periods_accept_minus_one_and_refuse_text() -> None:
     )
     bad = [r.subject for r in service.validate() if not r.valid]
     assert bad == ["Time Between Eviction Runs"]
+
+
+def test_a_run_writes_no_secret_into_the_repository(tmp_path) -> None:
+    """The repository records each service's settings (its identity state in the WAL): neither
+    the Password nor a SENSITIVE. driver property's value reaches any file of it."""
+    from flowcore import Flow
+    from processors import GenerateFlowFile
+
+    flow = Flow("sql-secrets")
+    flow.add_service(
+        DBCPConnectionPool(
+            "pool",
+            **{
+                "Database Connection URL": f"jdbc:sqlite:{tmp_path / 'x.db'}",
+                "Password": "hunter2-password",
+                "SENSITIVE.sslpassword": "hunter2-driver",
+            },
+        )
+    )
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    flow.auto_terminate(gen, "success")
+    flow.run(runner="direct", repository=tmp_path / "repo")
+    files = [p for p in (tmp_path / "repo").rglob("*") if p.is_file()]
+    assert files
+    for path in files:
+        data = path.read_bytes()
+        assert b"hunter2" not in data, path
