@@ -7,7 +7,11 @@ from pathlib import Path
 
 import pytest
 
+from flowcore import Flow
+from flowcore.driver.controller import run_flow
+from flowcore.settings import Settings
 from flowcore.testing import TestRunner
+from processors import GetFile, PutFile
 from processors.sql.dbcp import DBCPConnectionPool
 from processors.sql.generate_table_fetch import GenerateTableFetch, Page, select_statement
 
@@ -834,3 +838,53 @@ def test_empty_flowfile_per_incoming_flowfile(tmp_path: Path) -> None:
     outs = runner.flowfiles_for("success")
     assert [o.attributes["fragment.count"] for o in outs] == ["0", "0"]
     assert outs[0].attributes["fragment.identifier"] != outs[1].attributes["fragment.identifier"]
+
+
+def test_in_a_flow_fed_by_files_naming_tables(tmp_path: Path) -> None:
+    """On the direct runner, fed by GetFile (file name = table), each FlowFile's table gets
+    its statement; the per-table maxima commit with them, so a later run of the same
+    repository fetches only the rows added since."""
+    path = tmp_path / "db.sqlite"
+    with sqlite3.connect(path) as db:
+        for table, ids in (("t1", range(3)), ("t2", range(2))):
+            db.execute(f"create table {table} (id integer)")
+            db.executemany(f"insert into {table} values (?)", [(i,) for i in ids])
+    inbox = tmp_path / "in"
+    inbox.mkdir()
+
+    def run(names: list[str], out: Path) -> dict[str, str]:
+        for name in names:
+            (inbox / name).write_text("")
+        flow = Flow("gtf-fed")
+        flow.add_service(
+            DBCPConnectionPool("dbcp", **{"Database Connection URL": f"jdbc:sqlite:{path}"})
+        )
+        get = flow.add(GetFile(input_directory=str(inbox)), name="get")
+        fetch = flow.add(
+            GenerateTableFetch(
+                **{
+                    "Database Connection Pooling Service": "dbcp",
+                    "Table Name": "${filename}",
+                    "Maximum-value Columns": "id",
+                    "Partition Size": "0",
+                }
+            ),
+            name="fetch",
+        )
+        put = flow.add(PutFile(directory=str(out)), name="put")
+        flow.connect(get, fetch)
+        flow.connect(fetch, put, "success")
+        flow.auto_terminate(fetch, "failure")
+        flow.auto_terminate(put, ["success", "failure"])
+        run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+        return {f.name: f.read_text() for f in out.iterdir()}
+
+    assert run(["t1", "t2"], tmp_path / "out1") == {
+        "t1": "SELECT * FROM t1 WHERE id <= 2",
+        "t2": "SELECT * FROM t2 WHERE id <= 1",
+    }
+    with sqlite3.connect(path) as db:
+        db.executemany("insert into t1 values (?)", [(3,), (4,)])
+    assert run(["t1", "t2"], tmp_path / "out2") == {
+        "t1": "SELECT * FROM t1 WHERE id > 2 AND id <= 4",
+    }
