@@ -9,10 +9,11 @@ Column for Value Partitioning, for ExecuteSQL downstream. The new maxima
 The properties' expressions are evaluated once, at listing, and carried in the item.
 
 With an incoming connection (NiFi's optional input) it is a per-FlowFile processor instead
-(``kind_with_input``): each FlowFile's attributes fill in the properties (``${table.name}``
-from ListDatabaseTables), the statements are its children, it is removed (routed to
-``failure`` when the database refuses the count), and the table's maxima are state set in the
-FlowFile's session, so they commit with its children; such a stage runs serially.
+(``kind_with_input``): each FlowFile's attributes fill in the properties (a Table Name of
+``${db.table.name}``, as NiFi's ListDatabaseTables writes it), the statements are its
+children, it is removed (routed to ``failure`` when the database refuses the count), and the
+table's maxima are state set in the FlowFile's session, so they commit with its children;
+such a stage runs serially.
 """
 
 from __future__ import annotations

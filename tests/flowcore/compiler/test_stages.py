@@ -15,6 +15,7 @@ from flowcore.compiler.stages import (
 )
 from flowcore.component_settings import RetrySettings
 from flowcore.errors import FlowValidationError
+from flowcore.processor import ProcessorKind
 from flowcore.settings import Settings
 from processors import (
     ControlRate,
@@ -25,6 +26,8 @@ from processors import (
     SplitText,
     UpdateAttribute,
 )
+from processors.sql.dbcp import DBCPConnectionPool
+from processors.sql.generate_table_fetch import GenerateTableFetch
 from tests.flowcore.driver._controller_runs import Tee
 
 
@@ -418,10 +421,6 @@ def test_a_map_cache_named_through_a_parameter_makes_its_processor_serial() -> N
 def test_a_processor_whose_kind_depends_on_its_input_is_settled_per_flow() -> None:
     """GenerateTableFetch (INPUT_ALLOWED) is a source alone and, fed by a connection, a
     per-FlowFile processor in a serial stage of its own; its configured instance is unchanged."""
-    from flowcore.processor import ProcessorKind  # noqa: PLC0415
-    from processors.sql.dbcp import DBCPConnectionPool  # noqa: PLC0415
-    from processors.sql.generate_table_fetch import GenerateTableFetch  # noqa: PLC0415
-
     flow = Flow("gtf")
     flow.add_service(DBCPConnectionPool("dbcp", **{"Database Connection URL": "jdbc:sqlite:x"}))
     pool = {"Database Connection Pooling Service": "dbcp"}
@@ -440,5 +439,6 @@ def test_a_processor_whose_kind_depends_on_its_input_is_settled_per_flow() -> No
     assert members["fed"].kind is ProcessorKind.PER_FLOWFILE
     assert compiled.plans[compiled.stage_of(fed).id].serial
     assert not compiled.plans[compiled.stage_of(alone).id].serial
-    assert fed.processor is not None and fed.processor.kind is ProcessorKind.SOURCE
+    assert fed.processor is not None
+    assert fed.processor.kind is ProcessorKind.SOURCE
     assert "GenerateTableFetch 'fed' triggers serially" in explain(compiled)
