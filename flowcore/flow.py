@@ -33,7 +33,7 @@ from flowcore.controller_service import ControllerService
 from flowcore.errors import FlowDefinitionError
 from flowcore.ids import connection_id, ends_key, ends_of, reserved_id
 from flowcore.parameters import Parameter, ParameterContext
-from flowcore.processor import Processor
+from flowcore.processor import Processor, ProcessorKind
 from flowcore.relationship import Relationship
 from flowcore.units import parse_time_period
 
@@ -586,13 +586,27 @@ class FlowDefinition:
 
         What validation checks and what the compiler ships: only the values the processor
         references travel with it, read now (a sensitive one as a
-        :class:`~flowcore.parameters.SensitiveText`, which travels as its source).
+        :class:`~flowcore.parameters.SensitiveText`, which travels as its source). Its kind
+        is the one for its place in this flow (``Processor.with_input``): GenerateTableFetch
+        with an incoming connection runs per FlowFile.
         """
         processor = component.processor
         if processor is None:
             return None
         names = {n for names in processor.referenced_parameters().values() for n in names}
-        return processor.with_parameters(self.parameters.values_for(sorted(names)))
+        bound = processor.with_parameters(self.parameters.values_for(sorted(names)))
+        return bound.with_input(bool(self.incoming(component)))
+
+    def kind_of(self, component: Component) -> ProcessorKind | None:
+        """The kind *component*'s processor runs as in this flow (None for a funnel).
+
+        The class's kind, or for a processor whose kind depends on its input
+        (``Processor.kind_with_input``) the one its incoming connections give.
+        """
+        processor = component.processor
+        if processor is None:
+            return None
+        return processor.kind_for(bool(self.incoming(component)))
 
     def auto_terminated(self, component: Component) -> frozenset[str]:
         """Relationships of *component* the user auto-terminated."""

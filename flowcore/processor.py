@@ -140,6 +140,11 @@ class Processor:
     supports_dynamic_properties: ClassVar[bool] = False
     input_requirement: ClassVar[InputRequirement] = InputRequirement.INPUT_REQUIRED
     kind: ClassVar[ProcessorKind] = ProcessorKind.PER_FLOWFILE
+    #: The kind an ``INPUT_ALLOWED`` processor compiles to where it has incoming connections
+    #: (None: :attr:`kind` either way). NiFi's GenerateTableFetch is a source alone and runs
+    #: once per incoming FlowFile when fed; the compiler settles it once per flow
+    #: (:meth:`with_input`), so validation, stages and tasks all read one kind.
+    kind_with_input: ClassVar[ProcessorKind | None] = None
     #: NiFi's ``@SupportsBatching``: the engine may run many triggers in one session and commit
     #: once. Only for processors whose triggers have no side effects outside the session: if
     #: one trigger fails, the session rolls back and the others run again, one session each.
@@ -332,6 +337,26 @@ class Processor:
         clone._values = dict(self._values)
         clone._unknown = dict(self._unknown)
         clone.bind_parameters(values)
+        return clone
+
+    def kind_for(self, has_input: bool) -> ProcessorKind:
+        """The kind this processor runs as with (or without) incoming connections."""
+        if has_input and self.kind_with_input is not None:
+            return self.kind_with_input
+        return type(self).kind
+
+    def with_input(self, has_input: bool) -> Processor:
+        """This processor as it runs with (or without) incoming connections.
+
+        Itself unless its kind depends on its input (:attr:`kind_with_input`): then a shallow
+        copy whose :attr:`kind` is the one for *has_input*, so every reader of
+        ``processor.kind`` (stages, tasks, sinks) agrees without being told about input.
+        """
+        kind = self.kind_for(has_input)
+        if kind is self.kind:
+            return self
+        clone = copy.copy(self)
+        clone.kind = kind  # type: ignore[misc]  # an instance's settled kind shadows the class's
         return clone
 
     @property

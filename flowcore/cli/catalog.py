@@ -62,7 +62,10 @@ def cmd_processors(args: argparse.Namespace) -> int:
     for name, cls in sorted(available_processors().items()):
         summary = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
         relationships = ", ".join(r.name for r in relationships_of(cls))
-        table.add_row(name, cls.kind.value, relationships, summary)
+        kind = cls.kind.value
+        if cls.kind_with_input is not None:  # GenerateTableFetch: a source unless fed
+            kind += f" ({cls.kind_with_input.value} when fed)"
+        table.add_row(name, kind, relationships, summary)
     console.print(table)
     return 0
 

@@ -114,12 +114,12 @@ class CompiledFlow:
         return next(s for s in self.stages if key in s.members)
 
 
-def _is_binning(component: Component) -> bool:
-    return component.processor is not None and component.processor.kind is ProcessorKind.BINNING
+def _is_binning(flow: FlowDefinition, component: Component) -> bool:
+    return flow.kind_of(component) is ProcessorKind.BINNING
 
 
-def _is_source(component: Component) -> bool:
-    return component.processor is not None and component.processor.kind is ProcessorKind.SOURCE
+def _is_source(flow: FlowDefinition, component: Component) -> bool:
+    return flow.kind_of(component) is ProcessorKind.SOURCE
 
 
 def _cron(component: Component) -> str | None:
@@ -136,14 +136,15 @@ def _period_ms(component: Component) -> int:
     return component.run_schedule_ms
 
 
-def is_scheduled(component: Component) -> bool:
+def is_scheduled(flow: FlowDefinition, component: Component) -> bool:
     """Whether a processor that takes queued input runs on a schedule (a period or a cron).
 
     Sources are scheduled by the driver's listing (they start stages); the others run in a
-    stage of their own, which runs only when its schedule comes due.
+    stage of their own, which runs only when its schedule comes due. The kind is the one the
+    component has in *flow* (GenerateTableFetch fed by a connection takes queued input).
     """
-    processor = component.processor
-    if processor is None or processor.kind is ProcessorKind.SOURCE:
+    kind = flow.kind_of(component)
+    if kind is None or kind is ProcessorKind.SOURCE:
         return False
     return _cron(component) is not None or _period_ms(component) > 0
 
@@ -209,7 +210,7 @@ def mark_durable(
     durable: dict[str, tuple[DurableReason, ...]] = {}
     for connection in flow.connections:
         reasons = []
-        if _is_binning(flow.component(connection.destination)):
+        if _is_binning(flow, flow.component(connection.destination)):
             reasons.append(DurableReason.INTO_BINNING)
         if connection.id in closing:
             reasons.append(DurableReason.CLOSES_CYCLE)
@@ -223,7 +224,7 @@ def mark_durable(
         elif flow.is_dead_end(destination):  # its FlowFiles wait there, as NiFi keeps them
             reasons.append(DurableReason.INTO_DEAD_END)
         source = flow.component(connection.source)
-        if is_scheduled(destination) or is_scheduled(source):
+        if is_scheduled(flow, destination) or is_scheduled(flow, source):
             reasons.append(DurableReason.SCHEDULED)
         if is_serial(flow, destination) or is_serial(flow, source):
             reasons.append(DurableReason.SERIAL)
@@ -485,7 +486,8 @@ def driver_note(
     read = [q for q in stage.inputs if plan is None or q in plan.queue_members]
     if not read:
         return None
-    sources = any(_is_source(compiled.flow.component(m)) for m in stage.members)
+    flow = compiled.flow
+    sources = any(_is_source(flow, flow.component(m)) for m in stage.members)
     which = "no source work and " if sources else ""
     return (
         f"in the driver: runs taking {which}at most {settings.driver_run_max_flowfiles:,} "

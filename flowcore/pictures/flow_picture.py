@@ -89,7 +89,7 @@ def _node(component: Component, flow: FlowDefinition) -> Node:
     """A component's node: its name, then its type when the name does not say it."""
     if component.kind is ComponentKind.FUNNEL:
         kind = NodeKind.FUNNEL
-    elif component.processor is not None and component.processor.kind is ProcessorKind.SOURCE:
+    elif flow.kind_of(component) is ProcessorKind.SOURCE:
         kind = NodeKind.SOURCE
     else:
         kind = NodeKind.PROCESSOR

@@ -141,6 +141,7 @@ class TestRunner:
         self._names = itertools.count(1)
         self._next_queue_index = 0
         self._scheduled = False
+        self._incoming = True  # NiFi's MockProcessContext: an incoming connection by default
         self._context: ProcessContext | None = None
         self._caches: dict[str, MapCache] = {}
         self._services: dict[str, ControllerService] = {}
@@ -378,10 +379,23 @@ class TestRunner:
             state=self.get_state,
             set_state=self.set_state,
             auto_terminated=self._terminated(),
+            has_incoming_connection=self._incoming,
         )
         context.committed_content = HeldContent(self.content)
         context.service_lookup = self.controller_service  # as the driver's (list_work uses it)
         return context
+
+    def set_incoming_connection(self, has_incoming: bool) -> None:
+        """Whether the processor has an incoming connection (NiFi's ``setIncomingConnection``).
+
+        True by default, as NiFi's mock. It is what ``context.has_incoming_connection()``
+        answers and, for a processor whose kind depends on its input
+        (``Processor.kind_with_input``: GenerateTableFetch), the kind it runs as, as a flow's
+        compiler decides from its connections: without one, a source.
+        """
+        self._incoming = has_incoming
+        if self._context is not None:
+            self._context._has_input = has_incoming
 
     @property
     def context(self) -> ProcessContext:

@@ -108,7 +108,7 @@ def _component(
 ) -> dict[str, Any]:
     kind = _kind(component, groups)
     width, height = _size(kind)
-    source = component.processor is not None and component.processor.kind is ProcessorKind.SOURCE
+    source = flow.kind_of(component) is ProcessorKind.SOURCE
     invalid = problems.get(str(component), [])
     if component.disabled:
         state = "DISABLED"

@@ -6,8 +6,14 @@ Partition Size rows, each holding a ``SELECT ... ORDER BY ... LIMIT n OFFSET m``
 (paged as NiFi's adapter for the Database Type pages), or per Partition Size values of the
 Column for Value Partitioning, for ExecuteSQL downstream. The new maxima
 (``<table>@!@<column>``) commit with those FlowFiles.
-Incoming FlowFiles (NiFi's optional input) are not taken: the properties say the table.
 The properties' expressions are evaluated once, at listing, and carried in the item.
+
+With an incoming connection (NiFi's optional input) it is a per-FlowFile processor instead
+(``kind_with_input``): each FlowFile's attributes fill in the properties (a Table Name of
+``${db.table.name}``, as NiFi's ListDatabaseTables writes it), the statements are its
+children, it is removed (routed to ``failure`` when the database refuses the count), and the
+table's maxima are state set in the FlowFile's session, so they commit with its children;
+such a stage runs serially.
 """
 
 from __future__ import annotations
@@ -20,8 +26,10 @@ from typing import Any, ClassVar
 
 import attrs
 
-from flowcore.errors import ProcessException
+from flowcore.errors import FlowcoreError, ProcessException
+from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
+from flowcore.processor import InputRequirement, ProcessorKind
 from flowcore.processor_kinds import WorkItem, WorkListing
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship
@@ -79,6 +87,9 @@ OUTPUT_EMPTY_FLOWFILE_ON_ZERO_RESULTS = PropertyDescriptor(
     aliases=("gen-table-output-flowfile-on-zero-results",),
 )
 
+#: The attribute an incoming FlowFile routed to failure carries (NiFi's).
+SQL_ERROR = "generatetablefetch.sql.error"
+
 _NUMBER = re.compile(r"^-?\d+(\.\d+)?$")
 
 
@@ -120,6 +131,8 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         OUTPUT_EMPTY_FLOWFILE_ON_ZERO_RESULTS,
     )
     relationships: ClassVar = (REL_SUCCESS, REL_FAILURE)
+    input_requirement: ClassVar = InputRequirement.INPUT_ALLOWED
+    kind_with_input: ClassVar = ProcessorKind.PER_FLOWFILE
     tags: ClassVar = ("sql", "select", "jdbc", "query", "database", "fetch", "generate")
     writes_attributes: ClassVar[Mapping[str, str]] = {
         "generatetablefetch.tableName": "The name of the database table to be queried.",
@@ -136,7 +149,17 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         "fragment.count": "The number of SQL FlowFiles that were produced for same incoming "
         "FlowFile.",
         "fragment.index": "The position of this FlowFile in the list of outgoing FlowFiles.",
+        SQL_ERROR: "If the processor has incoming connections, and processing an incoming "
+        "FlowFile causes a SQL Exception, the FlowFile is routed to failure and this attribute "
+        "is set to the exception message.",
     }
+
+    def runs_serially(self) -> bool:
+        """Fed by a connection, each FlowFile reads and writes the tables' maxima: one task.
+
+        As a source its listing runs on the driver, which already sees committed state.
+        """
+        return self.kind is ProcessorKind.PER_FLOWFILE or super().runs_serially()
 
     def custom_validate(self, values: Mapping[str, str | None]) -> list:
         """NiFi's rule: a Column for Value Partitioning without Expression Language is one column.
@@ -158,18 +181,21 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
             ]
         return []
 
-    def _fetch_settings(self, context: ProcessContext) -> FetchSettings:
+    def _fetch_settings(
+        self, context: ProcessContext, flowfile: FlowFile | None = None
+    ) -> FetchSettings:
         """The properties, their expressions evaluated once for this trigger.
 
-        The listing carries them in its item, so the statements are built from the values
-        the rows were counted with (``${now()}`` in a WHERE clause is not evaluated twice).
+        Against the incoming *flowfile*'s attributes, if any. The listing carries them in its
+        item, so the statements are built from the values the rows were counted with
+        (``${now()}`` in a WHERE clause is not evaluated twice).
 
         Raises:
             ProcessException: Column for Value Partitioning names several columns.
         """
 
         def value(descriptor: PropertyDescriptor) -> str | None:
-            return context.get_property(descriptor).evaluate_attribute_expressions().value
+            return context.get_property(descriptor).evaluate_attribute_expressions(flowfile).value
 
         partition_column = (value(COLUMN_FOR_VALUE_PARTITIONING) or "").strip()
         if "," in partition_column:
@@ -192,12 +218,26 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
 
     def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """Count the rows past the committed maxima; one item for the pages, new maxima."""
-        settings = self._fetch_settings(context)
+        return self._listing(context, state, self._fetch_settings(context))
+
+    def _listing(
+        self,
+        context: ProcessContext,
+        state: Mapping[str, str],
+        settings: FetchSettings,
+        flowfile: FlowFile | None = None,
+    ) -> WorkListing:
+        """The listing for *settings*: a source's, or an incoming *flowfile*'s.
+
+        A source outputs the empty FlowFile of Output Empty FlowFile on Zero Results once
+        until rows come (a batch run would otherwise never end); each incoming FlowFile gets
+        one, as NiFi's every trigger does.
+        """
         table = settings.table
         max_columns = list(settings.max_columns)
         partition_column = settings.partition_column
         pool = context.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
-        lower = self._lower(context, state, table, max_columns, legacy_keys=True)
+        lower = self._lower(context, state, table, max_columns, legacy_keys=True, flowfile=flowfile)
         where, params = self._where(max_columns, lower, None, settings.where)
         selected = "".join(f", MAX({c})" for c in max_columns)
         if partition_column:
@@ -221,12 +261,13 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         empty = settings.empty
         if count == 0 and not empty:
             return WorkListing((), state)
-        if count == 0 and dict(state).get(f"{table.lower()}@!@__empty") == "done":
-            return WorkListing((), state)
-        if count == 0:
-            new_state[f"{table.lower()}@!@__empty"] = "done"
-        else:
-            new_state.pop(f"{table.lower()}@!@__empty", None)
+        if flowfile is None:
+            if count == 0 and dict(state).get(f"{table.lower()}@!@__empty") == "done":
+                return WorkListing((), state)
+            if count == 0:
+                new_state[f"{table.lower()}@!@__empty"] = "done"
+            else:
+                new_state.pop(f"{table.lower()}@!@__empty", None)
         upper = uppers.get(max_columns[0]) if max_columns else None
         key = f"{table}@pages:{lower}..{upper}:{count}:{span}"
         payload = {
@@ -240,8 +281,56 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         }
         return WorkListing((WorkItem(key=key, payload=payload),), new_state)
 
+    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
+        """A source's listing and reading, or, with an incoming connection, one FlowFile's.
+
+        NiFi's: with an incoming connection and nothing queued, nothing runs.
+        """
+        if not context.has_incoming_connection():
+            super().on_trigger(context, session)
+            return
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        if context.service_lookup is None:
+            context.service_lookup = session.controller_service
+        settings = self._fetch_settings(context, flowfile)  # a bad value rolls back, as NiFi
+        state = session.get_state().values
+        try:
+            listing = self._listing(context, state, settings, flowfile)
+        except FlowcoreError:
+            raise
+        except Exception as error:  # the database's: no such table, unreachable
+            from processors.sql.statements import describe_error  # noqa: PLC0415
+
+            message = describe_error(error, "database")
+            context.logger.error(
+                "Routing %s to failure since unable to execute SQL select query on %s: %s",
+                flowfile,
+                settings.table,
+                message,
+            )
+            flowfile = session.put_attribute(flowfile, SQL_ERROR, message)
+            session.transfer(flowfile, REL_FAILURE)
+            return
+        for item in listing.items:
+            self._write_pages(context, session, item, flowfile)
+        session.remove(flowfile)
+        if dict(listing.state) != dict(state):
+            session.set_state(listing.state)
+
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
         """One FlowFile per page, each holding its SELECT statement."""
+        self._write_pages(context, session, item, None)
+
+    def _write_pages(
+        self,
+        context: ProcessContext,
+        session: ProcessSession,
+        item: WorkItem,
+        parent: FlowFile | None,
+    ) -> None:
+        """The item's pages, children of the incoming *parent* if there is one (FORK)."""
         settings = item.payload.get("settings") or self._fetch_settings(context)
         table = settings.table
         columns = settings.columns
@@ -276,7 +365,10 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         else:
             low = high = 0
             pages = 1 if size == 0 else -(-count // size)
-        fragment = str(uuid.uuid5(uuid.NAMESPACE_URL, item.key))
+        # Derived, so a replayed task makes the same (NiFi's is random): from the incoming
+        # FlowFile too, as two FlowFiles naming one table and range are two fetches.
+        seed = item.key if parent is None else f"{parent.attributes.get('uuid')}/{item.key}"
+        fragment = str(uuid.uuid5(uuid.NAMESPACE_URL, seed))
         base_attributes = {
             "generatetablefetch.tableName": table,
             "generatetablefetch.columnNames": columns or "",
@@ -288,7 +380,7 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
             return  # rows whose partitioning column is NULL only: no range to fetch
         if pages == 0:
             # NiFi's Output Empty FlowFile on Zero Results: no statement, fragment.count 0.
-            flowfile = session.create()
+            flowfile = session.create(parent)
             attributes = {
                 **base_attributes,
                 "generatetablefetch.whereClause": " AND ".join(clauses) or "1=1",
@@ -312,7 +404,7 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
                 Page(table, columns, where, order if size else "", limit, offset),
                 partition_column,
             )
-            flowfile = session.create()
+            flowfile = session.create(parent)
             flowfile = session.write(flowfile, sql.encode())
             attributes = {
                 **base_attributes,

@@ -327,13 +327,16 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         max_columns: list[str],
         *,
         legacy_keys: bool = False,
+        flowfile: Any = None,
     ) -> dict[str, str]:
         """Each Maximum-value Column's lower bound: its kept maximum, or its initial value.
 
         NiFi's back-compat: state written before the keys had the table prefix holds a
         maximum under the column's name alone. It stands in for ``initial.maxvalue.<column>``
         and, with *legacy_keys* (GenerateTableFetch) and a Table Name without Expression
-        Language, for a missing ``<table>@!@<column>`` key.
+        Language, for a missing ``<table>@!@<column>`` key. Initial values are evaluated
+        against the incoming *flowfile*'s attributes, if any (GenerateTableFetch fed by a
+        connection).
         """
         lower: dict[str, str] = {}
         dynamic = context.dynamic_properties
@@ -356,7 +359,9 @@ class AbstractQueryDatabaseTable(SourceProcessor):
                 lower[column] = state[column.lower()]
                 continue
             value = (
-                context.get_property(name).evaluate_attribute_expressions().value if name else None
+                context.get_property(name).evaluate_attribute_expressions(flowfile).value
+                if name
+                else None
             )
             if value:  # NiFi evaluates it (environment scope, e.g. ${created.on})
                 lower[column] = value

@@ -15,6 +15,8 @@ from flowcore import (
 )
 from flowcore.errors import ConfigurationError
 from flowcore.parameters import Parameter, SensitiveText
+from flowcore.processor import InputRequirement, ProcessorKind
+from flowcore.processor_kinds import SourceProcessor
 from flowcore.properties import ExpressionLanguageScope
 from flowcore.relationship import SUCCESS
 from flowcore.testing import TestRunner
@@ -198,3 +200,25 @@ def test_advanced_configuration_is_compared_with_the_properties() -> None:
     rule = Rule("r", actions={"a": "b"})
     assert not UpdateAttribute(rules=[rule]).same_configuration(UpdateAttribute())
     assert UpdateAttribute(rules=[rule]).same_configuration(UpdateAttribute(rules=[rule]))
+
+
+class _FedOrNot(SourceProcessor):
+    """A source that runs per FlowFile when fed (as GenerateTableFetch)."""
+
+    input_requirement = InputRequirement.INPUT_ALLOWED
+    kind_with_input = ProcessorKind.PER_FLOWFILE
+
+
+def test_a_kind_that_depends_on_input_is_settled_on_a_copy() -> None:
+    """with_input gives the processor itself when its kind does not change, else a picklable
+    copy whose kind is the one for its input; the configured processor keeps its class's."""
+    alone = _FedOrNot()
+    assert alone.with_input(False) is alone
+    fed = alone.with_input(True)
+    assert fed is not alone
+    assert fed.kind is ProcessorKind.PER_FLOWFILE
+    assert pickle.loads(pickle.dumps(fed)).kind is ProcessorKind.PER_FLOWFILE
+    assert alone.kind is ProcessorKind.SOURCE
+    assert alone.kind_for(True) is ProcessorKind.PER_FLOWFILE
+    assert Configurable().with_input(True).kind is ProcessorKind.PER_FLOWFILE
+    assert Configurable().kind_for(False) is ProcessorKind.PER_FLOWFILE

@@ -15,6 +15,7 @@ from flowcore.compiler.stages import (
 )
 from flowcore.component_settings import RetrySettings
 from flowcore.errors import FlowValidationError
+from flowcore.processor import ProcessorKind
 from flowcore.settings import Settings
 from processors import (
     ControlRate,
@@ -25,6 +26,8 @@ from processors import (
     SplitText,
     UpdateAttribute,
 )
+from processors.sql.dbcp import DBCPConnectionPool
+from processors.sql.generate_table_fetch import GenerateTableFetch
 from tests.flowcore.driver._controller_runs import Tee
 
 
@@ -413,3 +416,29 @@ def test_a_map_cache_named_through_a_parameter_makes_its_processor_serial() -> N
     compiled = compile_flow(flow)
     assert compiled.durable[into.id] == (DurableReason.SERIAL,)
     assert [compiled.plans[s.id].serial for s in compiled.stages] == [False, True]
+
+
+def test_a_processor_whose_kind_depends_on_its_input_is_settled_per_flow() -> None:
+    """GenerateTableFetch (INPUT_ALLOWED) is a source alone and, fed by a connection, a
+    per-FlowFile processor in a serial stage of its own; its configured instance is unchanged."""
+    flow = Flow("gtf")
+    flow.add_service(DBCPConnectionPool("dbcp", **{"Database Connection URL": "jdbc:sqlite:x"}))
+    pool = {"Database Connection Pooling Service": "dbcp"}
+    alone = flow.add(GenerateTableFetch(**pool, table_name="t"), name="alone")
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    fed = flow.add(GenerateTableFetch(**pool, table_name="${table}"), name="fed")
+    into = flow.connect(gen, fed)
+    flow.auto_terminate(alone, ["success", "failure"])
+    flow.auto_terminate(fed, ["success", "failure"])
+    compiled = compile_flow(flow)
+    assert flow.kind_of(alone) is ProcessorKind.SOURCE
+    assert flow.kind_of(fed) is ProcessorKind.PER_FLOWFILE
+    assert compiled.durable[into.id] == (DurableReason.SERIAL,)
+    members = {m.name: m for p in compiled.plans.values() for m in p.members}
+    assert members["alone"].kind is ProcessorKind.SOURCE
+    assert members["fed"].kind is ProcessorKind.PER_FLOWFILE
+    assert compiled.plans[compiled.stage_of(fed).id].serial
+    assert not compiled.plans[compiled.stage_of(alone).id].serial
+    assert fed.processor is not None
+    assert fed.processor.kind is ProcessorKind.SOURCE
+    assert "GenerateTableFetch 'fed' triggers serially" in explain(compiled)

@@ -8,38 +8,22 @@ from pathlib import Path
 import pytest
 
 from flowcore.testing import TestRunner
-from processors.sql.dbcp import DBCPConnectionPool
 from processors.sql.generate_table_fetch import GenerateTableFetch, Page, select_statement
-
-
-def _runner(path: Path, **props: str) -> TestRunner:
-    runner = TestRunner(
-        GenerateTableFetch(
-            **{
-                "Database Connection Pooling Service": "dbcp",
-                "Table Name": "TEST_QUERY_DB_TABLE",
-                **props,
-            }
-        )
-    )
-    runner.add_service(
-        DBCPConnectionPool("dbcp", **{"Database Connection URL": f"jdbc:sqlite:{path}"})
-    )
-    return runner
-
-
-def _db(tmp_path: Path, ids: range) -> Path:
-    path = tmp_path / "db.sqlite"
-    with sqlite3.connect(path) as db:
-        db.execute("create table if not exists TEST_QUERY_DB_TABLE (id integer, name text)")
-        db.executemany("insert into TEST_QUERY_DB_TABLE values (?, ?)", [(i, f"n{i}") for i in ids])
-    return path
+from tests.processors.sql.gtf_runners import (
+    THREE,
+    bucket_runner,
+    found,
+    pg_runner,
+    pg_runner_for,
+    sqlite_db,
+    sqlite_runner,
+)
 
 
 def test_pages_and_incremental_state(tmp_path: Path) -> None:
     """NiFi's testAddedRows: pages of Partition Size, then only the rows added since."""
-    path = _db(tmp_path, range(3))
-    runner = _runner(path, **{"Maximum-value Columns": "ID", "Partition Size": "2"})
+    path = sqlite_db(tmp_path, range(3))
+    runner = sqlite_runner(path, **{"Maximum-value Columns": "ID", "Partition Size": "2"})
     runner.run()
     outs = runner.flowfiles_for("success")
     assert [o.content.decode() for o in outs] == [
@@ -53,7 +37,7 @@ def test_pages_and_incremental_state(tmp_path: Path) -> None:
     runner.clear_transfer_state()
     runner.run()
     runner.assert_transfer_count("success", 0)
-    _db(tmp_path, range(3, 5))
+    sqlite_db(tmp_path, range(3, 5))
     runner.run()
     assert [o.content.decode() for o in runner.flowfiles_for("success")] == [
         "SELECT * FROM TEST_QUERY_DB_TABLE WHERE ID > 2 AND ID <= 4 ORDER BY ID LIMIT 2"
@@ -62,8 +46,8 @@ def test_pages_and_incremental_state(tmp_path: Path) -> None:
 
 def test_statements_fetch_every_row_once(tmp_path: Path) -> None:
     """Running the generated statements returns each row once."""
-    path = _db(tmp_path, range(7))
-    runner = _runner(path, **{"Maximum-value Columns": "id", "Partition Size": "3"})
+    path = sqlite_db(tmp_path, range(7))
+    runner = sqlite_runner(path, **{"Maximum-value Columns": "id", "Partition Size": "3"})
     runner.run()
     with sqlite3.connect(path) as db:
         ids = [
@@ -74,52 +58,23 @@ def test_statements_fetch_every_row_once(tmp_path: Path) -> None:
     assert ids == list(range(7))
 
 
-def _pg_runner(postgres, table: str, rows: list[str], **props: str) -> TestRunner:
-    postgres.execute(f"drop table if exists {table}")
-    postgres.execute(
-        f"create table {table} (id integer not null, type varchar(20), name varchar(100), "
-        "scale float, bucket integer default 0)"
-    )
-    for row in rows:
-        postgres.execute(f"insert into {table} (id, type, name, scale) values {row}")
-    runner = TestRunner(
-        GenerateTableFetch(
-            **{"Database Connection Pooling Service": "dbcp", "Table Name": table, **props}
-        )
-    )
-    runner.add_service(
-        DBCPConnectionPool(
-            "dbcp", **{"Database Connection URL": postgres.jdbc_url, "Database User": "postgres"}
-        )
-    )
-    return runner
-
-
-_THREE = ["(0, 'male', 'Joe Smith', 1.0)", "(1, 'female', 'Carrie Jones', 5.0)"]
-_THREE.append("(2, NULL, NULL, 2.0)")
-
-
-def _found(postgres, flowfile) -> int:
-    return len(postgres.execute(flowfile.content.decode()))
-
-
 def test_one_partition_fetches_all_rows(postgres) -> None:
     """NiFi's testOnePartition: Partition Size 0 is one statement without LIMIT."""
-    runner = _pg_runner(
-        postgres, "gtf_one", _THREE, **{"Maximum-value Columns": "ID", "Partition Size": "0"}
+    runner = pg_runner(
+        postgres, "gtf_one", THREE, **{"Maximum-value Columns": "ID", "Partition Size": "0"}
     )
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     out = runner.flowfiles_for("success")[0]
     assert out.content.decode() == "SELECT * FROM gtf_one WHERE ID <= 2"
     assert "generatetablefetch.limit" not in out.attributes
-    assert _found(postgres, out) == 3
+    assert found(postgres, out) == 3
 
 
 def test_flowfile_generated_on_zero_results(postgres) -> None:
     """NiFi's testFlowFileGeneratedOnZeroResults: an empty table makes one FlowFile only if
     Output Empty FlowFile on Zero Results is true, with NiFi's attributes."""
-    runner = _pg_runner(
+    runner = pg_runner(
         postgres,
         "gtf_zero",
         [],
@@ -144,10 +99,10 @@ def test_flowfile_generated_on_zero_results(postgres) -> None:
 def test_custom_order_by_column(postgres) -> None:
     """NiFi's testCustomOrderByColumn: without Maximum-value Columns the pages are ordered by
     Custom ORDER BY Column, the WHERE clause is 1=1."""
-    runner = _pg_runner(
+    runner = pg_runner(
         postgres,
         "gtf_order",
-        _THREE,
+        THREE,
         **{"Custom ORDER BY Column": "SCALE", "Partition Size": "2"},
     )
     runner.run()
@@ -160,16 +115,16 @@ def test_custom_order_by_column(postgres) -> None:
         ("0", "2"),
         ("1", "2"),
     ]
-    assert [_found(postgres, o) for o in outs] == [2, 1]
+    assert [found(postgres, o) for o in outs] == [2, 1]
 
 
 def test_added_rows_with_custom_where_clause(postgres) -> None:
     """NiFi's testAddedRowsWithCustomWhereClause: the clause sits between the lower and
     upper bounds; later runs fetch only the matching rows past the maximum."""
-    runner = _pg_runner(
+    runner = pg_runner(
         postgres,
         "gtf_where",
-        _THREE,
+        THREE,
         **{
             "Additional WHERE clause": "type = 'male' OR type IS NULL",
             "Maximum-value Columns": "ID",
@@ -181,7 +136,7 @@ def test_added_rows_with_custom_where_clause(postgres) -> None:
         "SELECT * FROM gtf_where WHERE (type = 'male' OR type IS NULL) AND ID <= 2 "
         "ORDER BY ID LIMIT 10000"
     ]
-    assert _found(postgres, outs[0]) == 2
+    assert found(postgres, outs[0]) == 2
     runner.clear_transfer_state()
     runner.run()
     runner.assert_transfer_count("success", 0)
@@ -197,16 +152,16 @@ def test_added_rows_with_custom_where_clause(postgres) -> None:
         "SELECT * FROM gtf_where WHERE ID > 2 AND (type = 'male' OR type IS NULL) AND ID <= 5 "
         "ORDER BY ID LIMIT 1 OFFSET 1",
     ]
-    assert [_found(postgres, o) for o in outs] == [1, 1]
+    assert [found(postgres, o) for o in outs] == [1, 1]
     assert runner.state == {"gtf_where@!@id": "5"}
 
 
 def test_initial_max_value(postgres) -> None:
     """NiFi's testInitialMaxValue: initial.maxvalue.<column> is the first lower bound."""
-    runner = _pg_runner(
+    runner = pg_runner(
         postgres,
         "gtf_initial",
-        _THREE,
+        THREE,
         **{"Maximum-value Columns": "ID", "initial.maxvalue.ID": "1"},
     )
     runner.run()
@@ -214,13 +169,13 @@ def test_initial_max_value(postgres) -> None:
     assert [o.content.decode() for o in outs] == [
         "SELECT * FROM gtf_initial WHERE ID > 1 AND ID <= 2 ORDER BY ID LIMIT 10000"
     ]
-    assert _found(postgres, outs[0]) == 1
+    assert found(postgres, outs[0]) == 1
 
 
 def test_use_column_values_for_partitioning(postgres) -> None:
     """NiFi's testUseColumnValuesForPartitioning: pages are ranges of the column's values,
     the next run's ranges start past the kept maximum (a range may hold no row)."""
-    runner = _pg_runner(
+    runner = pg_runner(
         postgres,
         "gtf_values",
         ["(10, 'a', 'x', 1.0)", "(11, 'b', 'y', 5.0)", "(12, NULL, NULL, 2.0)"],
@@ -236,7 +191,7 @@ def test_use_column_values_for_partitioning(postgres) -> None:
         "SELECT * FROM gtf_values WHERE ID <= 12 AND ID >= 10 AND ID < 12",
         "SELECT * FROM gtf_values WHERE ID <= 12 AND ID >= 12 AND ID < 14",
     ]
-    assert [_found(postgres, o) for o in outs] == [2, 1]
+    assert [found(postgres, o) for o in outs] == [2, 1]
     runner.clear_transfer_state()
     runner.run()
     runner.assert_transfer_count("success", 0)
@@ -249,14 +204,14 @@ def test_use_column_values_for_partitioning(postgres) -> None:
         "SELECT * FROM gtf_values WHERE ID > 12 AND ID <= 24 AND ID >= 22 AND ID < 24",
         "SELECT * FROM gtf_values WHERE ID > 12 AND ID <= 24 AND ID >= 24 AND ID < 26",
     ]
-    assert [_found(postgres, o) for o in outs] == [2, 0, 1]
+    assert [found(postgres, o) for o in outs] == [2, 0, 1]
     assert [o.attributes["generatetablefetch.offset"] for o in outs] == ["20", "22", "24"]
 
 
 def test_use_column_values_for_partitioning_no_max_value_column(postgres) -> None:
     """NiFi's testUseColumnValuesForPartitioningNoMaxValueColumn: the last page is bounded by
     the column's maximum instead of a limit; without a maximum kept, each run repeats."""
-    runner = _pg_runner(
+    runner = pg_runner(
         postgres,
         "gtf_values_nomax",
         ["(10, 'a', 'x', 1.0)", "(11, 'b', 'y', 5.0)", "(12, NULL, NULL, 2.0)"],
@@ -269,7 +224,7 @@ def test_use_column_values_for_partitioning_no_max_value_column(postgres) -> Non
         "SELECT * FROM gtf_values_nomax WHERE ID <= 12 AND ID >= 12",
     ]
     assert "generatetablefetch.limit" not in outs[1].attributes
-    assert [_found(postgres, o) for o in outs] == [2, 1]
+    assert [found(postgres, o) for o in outs] == [2, 1]
     runner.clear_transfer_state()
     runner.run()
     runner.assert_transfer_count("success", 2)
@@ -329,32 +284,10 @@ def test_select_statement_per_database_type(db_type: str, pages: list[str]) -> N
     assert last == "SELECT * FROM t WHERE a <= 12 AND a >= 12"
 
 
-def _bucket_runner(postgres, table: str, rows: list[tuple[int, int]], **props: str) -> TestRunner:
-    postgres.execute(f"drop table if exists {table}")
-    postgres.execute(f"create table {table} (id integer not null, bucket integer not null)")
-    for row in rows:
-        postgres.execute(f"insert into {table} (id, bucket) values {row}")
-    return _pg_runner_for(postgres, table, **props)
-
-
-def _pg_runner_for(postgres, table: str, **props: str) -> TestRunner:
-    runner = TestRunner(
-        GenerateTableFetch(
-            **{"Database Connection Pooling Service": "dbcp", "Table Name": table, **props}
-        )
-    )
-    runner.add_service(
-        DBCPConnectionPool(
-            "dbcp", **{"Database Connection URL": postgres.jdbc_url, "Database User": "postgres"}
-        )
-    )
-    return runner
-
-
 def test_multiple_partitions(postgres) -> None:
     """NiFi's testMultiplePartitions: with two Maximum-value Columns a row must pass both
     (a new id in an old bucket is not fetched)."""
-    runner = _bucket_runner(
+    runner = bucket_runner(
         postgres,
         "gtf_buckets",
         [(0, 0), (1, 0)],
@@ -365,7 +298,7 @@ def test_multiple_partitions(postgres) -> None:
         if row:
             postgres.execute(f"insert into gtf_buckets (id, bucket) values {row}")
         runner.run()
-        counts.append(sum(_found(postgres, o) for o in runner.flowfiles_for("success")))
+        counts.append(sum(found(postgres, o) for o in runner.flowfiles_for("success")))
         runner.clear_transfer_state()
     assert counts == [2, 1, 1, 0, 1]
 
@@ -374,8 +307,8 @@ def test_added_rows_two_tables(postgres) -> None:
     """NiFi's testAddedRowsTwoTables: another Table Name starts from its own maximum."""
     rows = ["(0, 'a', 'Joe Smith', 1.0)", "(1, 'b', 'Carrie Jones', 5.0)"]
     rows.append("(2, NULL, NULL, 2.0)")
-    runner = _pg_runner(postgres, "gtf_t1", rows, **{"Maximum-value Columns": "ID"})
-    _pg_runner(postgres, "gtf_t2", rows)
+    runner = pg_runner(postgres, "gtf_t1", rows, **{"Maximum-value Columns": "ID"})
+    pg_runner(postgres, "gtf_t2", rows)
     runner.run()
     assert [o.content.decode() for o in runner.flowfiles_for("success")] == [
         "SELECT * FROM gtf_t1 WHERE ID <= 2 ORDER BY ID LIMIT 10000"
@@ -387,7 +320,7 @@ def test_added_rows_two_tables(postgres) -> None:
     runner.run()
     (out,) = runner.flowfiles_for("success")
     assert out.content.decode() == "SELECT * FROM gtf_t2 WHERE ID <= 2 ORDER BY ID LIMIT 10000"
-    assert _found(postgres, out) == 3
+    assert found(postgres, out) == 3
     runner.clear_transfer_state()
     for i in (3, 4, 5):
         postgres.execute(f"insert into gtf_t2 (id, name) values ({i}, 'Mary West')")
@@ -405,7 +338,7 @@ def test_added_rows_right_bounded(postgres) -> None:
     maximum is quoted, and its NULLs count (7 rows: 4 pages)."""
     rows = ["(0, 'a', 'Joe Smith', 1.0)", "(1, 'b', 'Carrie Jones', 5.0)"]
     rows.append("(2, NULL, NULL, 2.0)")
-    runner = _pg_runner(postgres, "gtf_right", rows, **{"Maximum-value Columns": "ID"})
+    runner = pg_runner(postgres, "gtf_right", rows, **{"Maximum-value Columns": "ID"})
     runner.run()
     runner.clear_transfer_state()
     for i, name in [(3, "Mary West"), (4, "Marty Johnson"), (5, "Marty Johnson")]:
@@ -413,7 +346,7 @@ def test_added_rows_right_bounded(postgres) -> None:
     runner.set_property("Partition Size", "2")
     runner.run()
     outs = runner.flowfiles_for("success")
-    assert [_found(postgres, o) for o in outs] == [2, 1]
+    assert [found(postgres, o) for o in outs] == [2, 1]
     runner.clear_transfer_state()
     postgres.execute("insert into gtf_right (id, name) values (6, 'Mr. NiFi')")
     runner.run()
@@ -437,7 +370,7 @@ def test_added_rows_right_bounded(postgres) -> None:
 def test_a_text_maximum_that_looks_like_a_number_is_quoted(postgres) -> None:
     """A varchar Maximum-value Column whose maximum is digits ('9') is compared as text (a
     bare 9 made PostgreSQL refuse the statement: character varying <= integer)."""
-    runner = _pg_runner(
+    runner = pg_runner(
         postgres,
         "gtf_codes",
         ["(0, '10', 'a', 1.0)", "(1, '9', 'b', 1.0)"],
@@ -449,7 +382,7 @@ def test_a_text_maximum_that_looks_like_a_number_is_quoted(postgres) -> None:
         out.content.decode()
         == "SELECT * FROM gtf_codes WHERE type <= '9' ORDER BY type LIMIT 10000"
     )
-    assert _found(postgres, out) == 2
+    assert found(postgres, out) == 2
     runner.clear_transfer_state()
     postgres.execute("insert into gtf_codes (id, type) values (2, '95')")
     runner.run()
@@ -457,7 +390,7 @@ def test_a_text_maximum_that_looks_like_a_number_is_quoted(postgres) -> None:
     assert out.content.decode() == (
         "SELECT * FROM gtf_codes WHERE type > '9' AND type <= '95' ORDER BY type LIMIT 10000"
     )
-    assert _found(postgres, out) == 1
+    assert found(postgres, out) == 1
 
 
 def test_added_rows_timestamp_right_bounded(postgres) -> None:
@@ -469,7 +402,7 @@ def test_added_rows_timestamp_right_bounded(postgres) -> None:
         "insert into gtf_ts values (0, '1962-09-23 03:23:34.234'), "
         "(1, '2000-01-01 03:23:34.234'), (2, '2010-01-01 00:00:00')"
     )
-    runner = _pg_runner_for(postgres, "gtf_ts", **{"Maximum-value Columns": "created_on"})
+    runner = pg_runner_for(postgres, "gtf_ts", **{"Maximum-value Columns": "created_on"})
     runner.run()
     (out,) = runner.flowfiles_for("success")
     assert out.content.decode() == (
@@ -490,23 +423,23 @@ def test_added_rows_timestamp_right_bounded(postgres) -> None:
         f"SELECT * FROM gtf_ts WHERE {where} ORDER BY created_on LIMIT 2",
         f"SELECT * FROM gtf_ts WHERE {where} ORDER BY created_on LIMIT 2 OFFSET 2",
     ]
-    assert [_found(postgres, o) for o in outs] == [2, 1]
+    assert [found(postgres, o) for o in outs] == [2, 1]
 
 
 def test_no_duplicate_with_right_bounded(postgres) -> None:
     """NiFi's testNoDuplicateWithRightBounded: rows added after the statement was made are
     not in its result but in the next run's."""
     rows = ["(0, 'a', 'x', 1.0)", "(1, 'b', 'y', 5.0)", "(2, NULL, NULL, 2.0)"]
-    runner = _pg_runner(postgres, "gtf_nodup", rows, **{"Maximum-value Columns": "ID"})
+    runner = pg_runner(postgres, "gtf_nodup", rows, **{"Maximum-value Columns": "ID"})
     runner.run()
     (first,) = runner.flowfiles_for("success")
     for i in (3, 4, 5):
         postgres.execute(f"insert into gtf_nodup (id) values ({i})")
-    assert _found(postgres, first) == 3
+    assert found(postgres, first) == 3
     runner.clear_transfer_state()
     runner.run()
     (second,) = runner.flowfiles_for("success")
-    assert _found(postgres, second) == 3
+    assert found(postgres, second) == 3
 
 
 def test_backwards_compatibility_state_key_static_table(postgres, monkeypatch) -> None:
@@ -514,7 +447,7 @@ def test_backwards_compatibility_state_key_static_table(postgres, monkeypatch) -
     under the column's name alone (before the table prefix) is the lower bound; the new one
     is kept under <table>@!@<column>."""
     monkeypatch.setenv("maxValueCol", "id")
-    runner = _bucket_runner(
+    runner = bucket_runner(
         postgres, "gtf_legacy", [(0, 0), (1, 0)], **{"Maximum-value Columns": "${maxValueCol}"}
     )
     runner.set_state({"id": "0"})
@@ -531,7 +464,7 @@ def test_backwards_compatibility_state_key_variable_registry(postgres, monkeypat
     Table Name the column-only key is not read."""
     monkeypatch.setenv("tableName", "gtf_legacy_el")
     monkeypatch.setenv("maxValueCol", "id")
-    runner = _bucket_runner(
+    runner = bucket_runner(
         postgres,
         "gtf_legacy_el",
         [(0, 0), (1, 0)],
@@ -548,10 +481,10 @@ def test_backwards_compatibility_state_key_variable_registry(postgres, monkeypat
 def test_initial_max_value_with_el(postgres, monkeypatch) -> None:
     """NiFi's testInitialMaxValueWithEL: initial.maxvalue.<column> from the environment."""
     monkeypatch.setenv("maxval.id", "1")
-    runner = _pg_runner(
+    runner = pg_runner(
         postgres,
         "gtf_initial_el",
-        _THREE,
+        THREE,
         **{"Maximum-value Columns": "ID", "initial.maxvalue.ID": "${maxval.id}"},
     )
     runner.run()
@@ -568,7 +501,7 @@ def test_expressions_are_evaluated_once_per_trigger(postgres, monkeypatch) -> No
     """The statements use the values the listing counted with: an expression whose value
     changes between listing and reading (here the environment) is not evaluated again."""
     monkeypatch.setenv("GTF_WHERE", "type = 'a'")
-    runner = _pg_runner(
+    runner = pg_runner(
         postgres,
         "gtf_once",
         ["(0, 'a', 'x', 1.0)", "(1, 'b', 'y', 1.0)", "(2, 'b', 'z', 1.0)"],
@@ -598,7 +531,7 @@ def test_expressions_are_evaluated_once_per_trigger(postgres, monkeypatch) -> No
 def test_a_partitioning_column_of_nulls_makes_no_flowfile(postgres) -> None:
     """New rows whose Column for Value Partitioning is NULL give no range, so no statement and,
     with Output Empty FlowFile on Zero Results false, no FlowFile (NiFi's numberOfFetches 0)."""
-    runner = _pg_runner(
+    runner = pg_runner(
         postgres,
         "gtf_null_parts",
         ["(0, 'a', 'x', 1.0)", "(1, 'b', 'y', 5.0)"],
@@ -612,10 +545,10 @@ def test_a_partitioning_column_of_nulls_makes_no_flowfile(postgres) -> None:
 def test_migrate_properties(postgres) -> None:
     """NiFi's testMigrateProperties: NiFi 1's internal names (and NiFi 2.7's "Additional WHERE
     Clause", which was a dynamic property here and dropped) set the properties."""
-    runner = _pg_runner(
+    runner = pg_runner(
         postgres,
         "gtf_migrate",
-        _THREE,
+        THREE,
         **{
             "Maximum-value Columns": "ID",
             "gen-table-fetch-partition-size": "2",
@@ -633,33 +566,4 @@ def test_migrate_properties(postgres) -> None:
     assert out.content.decode() == (
         "SELECT * FROM gtf_migrate WHERE (scale > 1.5) AND ID <= 2 AND ID <= 2 AND ID >= 1"
     )
-    assert _found(postgres, out) == 2
-
-
-@pytest.mark.xfail(
-    strict=True,
-    reason="incoming FlowFiles are not taken: the engine runs GenerateTableFetch as a source",
-)
-def test_initial_max_value_with_el_and_multiple_tables(postgres) -> None:
-    """NiFi's testInitialMaxValueWithELAndMultipleTables: an incoming FlowFile's attributes
-    name the table and its initial maximum; each table keeps its own state; the FlowFile is
-    dropped."""
-    _pg_runner(postgres, "gtf_in_one", _THREE)
-    runner = _pg_runner(
-        postgres,
-        "gtf_in_two",
-        _THREE,
-        **{
-            "Table Name": "${table.name}",
-            "Maximum-value Columns": "ID",
-            "initial.maxvalue.ID": "${maxval.id}",
-        },
-    )
-    runner.enqueue(b"", {"table.name": "gtf_in_one", "maxval.id": "1"})
-    runner.enqueue(b"", {"table.name": "gtf_in_two", "maxval.id": "1"})
-    runner.run(2)
-    assert [o.content.decode() for o in runner.flowfiles_for("success")] == [
-        f"SELECT * FROM {t} WHERE ID > 1 AND ID <= 2 ORDER BY ID LIMIT 10000"
-        for t in ("gtf_in_one", "gtf_in_two")
-    ]
-    runner.assert_queue_empty()
+    assert found(postgres, out) == 2
