@@ -98,14 +98,18 @@ def _is_number(value: Any) -> bool:
     return isinstance(value, int | float | decimal.Decimal) and not isinstance(value, bool)
 
 
-def _literal(value: str, number: bool | None) -> str:
+def _literal(value: str, number: bool | None, db_type: str = "Generic") -> str:
     """A maximum as a SQL literal: a numeric column's as it is, other values quoted.
 
     NiFi decides by the column's JDBC type; flowcore by the type of the maximum the database
-    returned (*number*), or, when unknown, by the text's look.
+    returned (*number*), or, when unknown, by the text's look. A maximum is the table's data:
+    quotes are doubled, and for MySQL (whose strings take backslash escapes by default) each
+    backslash is doubled too, so a value never ends the literal early.
     """
     if number if number is not None else _NUMBER.match(value):
         return value
+    if db_type == "MySQL":
+        value = value.replace("\\", "\\\\")
     return "'" + value.replace("'", "''") + "'"
 
 
@@ -345,7 +349,7 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         numeric = dict(item.payload.get("numeric") or {})
 
         def literal(column: str, value: str) -> str:
-            return _literal(value, numeric.get(column))
+            return _literal(value, numeric.get(column), settings.db_type)
 
         # NiFi's order: the lower bounds, the Additional WHERE clause, then the upper bounds.
         clauses = [

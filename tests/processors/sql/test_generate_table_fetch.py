@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from flowcore.testing import TestRunner
-from processors.sql.generate_table_fetch import GenerateTableFetch, Page, select_statement
+from processors.sql.generate_table_fetch import (
+    GenerateTableFetch,
+    Page,
+    _literal,
+    select_statement,
+)
 from tests.processors.sql.gtf_runners import (
     THREE,
     bucket_runner,
@@ -567,3 +572,14 @@ def test_migrate_properties(postgres) -> None:
         "SELECT * FROM gtf_migrate WHERE (scale > 1.5) AND ID <= 2 AND ID <= 2 AND ID >= 1"
     )
     assert found(postgres, out) == 2
+
+
+def test_a_maximum_with_quotes_and_backslashes_never_ends_its_literal() -> None:
+    """A text maximum taken from the table's data is one literal: quotes doubled, and for
+    MySQL (backslash escapes on by default) backslashes doubled, so `x\\' OR 1=1 -- ` stays
+    inside its quotes (the statement goes to ExecuteSQL as it is)."""
+    value = "x\\' OR 1=1 -- "
+    assert _literal(value, False, "MySQL") == "'x\\\\'' OR 1=1 -- '"
+    assert _literal(value, False, "PostgreSQL") == "'x\\'' OR 1=1 -- '"
+    assert _literal("9", False, "MySQL") == "'9'"
+    assert _literal("9", True, "MySQL") == "9"
