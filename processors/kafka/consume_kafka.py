@@ -32,12 +32,17 @@ from flowcore.errors import ProcessException
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
 from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
-from processors.kafka._consume_listing import commit_to_group, list_ranges, watermarks
+from processors.kafka._consume_listing import (
+    commit_to_group,
+    list_ranges,
+    ranges_left,
+    watermarks,
+)
 from processors.kafka._consume_properties import (
     AUTO_OFFSET_RESET,
     COMMIT_OFFSETS,
@@ -65,6 +70,7 @@ from processors.kafka._consume_records import (
     RecordOptions,
     write_record_groups,
 )
+from processors.kafka._consume_topic_ids import describe_ids
 from processors.kafka.connection_service import (
     KAFKA_CONNECTION_SERVICE,
     LEGACY_CONNECTION,
@@ -79,6 +85,9 @@ __all__ = ["ConsumeKafka"]
 _second = itemgetter(1)  # a message's timestamp() is (type, milliseconds)
 #: Warnings a ConsumeKafka copy remembers having said (:meth:`ConsumeKafka._warn_once`).
 _WARNED_MAX = 1024
+#: Seconds a copy whose topic ID request went unanswered waits before asking again: a cluster
+#: whose controller cannot be found would otherwise hold every listing for the whole timeout.
+_IDS_RETRY = 300.0
 
 
 class ConsumeKafka(SourceProcessor):
@@ -234,16 +243,66 @@ class ConsumeKafka(SourceProcessor):
         if commit_group and state and context.get_property(COMMIT_OFFSETS).as_boolean():
             commit_to_group(kafka, consumer, state)
         marks = watermarks(kafka, consumer, self._topics(context, consumer, timeout), timeout)
+        reset = context.get_property(AUTO_OFFSET_RESET).value or "latest"
+        self._seen = (marks, reset, service.max_poll_records)
         return list_ranges(
             kafka,
             consumer,
             marks,
             state,
-            reset=context.get_property(AUTO_OFFSET_RESET).value or "latest",
+            reset=reset,
             room=service.max_poll_records,
             timeout=timeout,
             warn=context.logger.warning,
+            topic_ids=functools.partial(self._topic_ids, context, service),
         )
+
+    def _topic_ids(
+        self, context: ProcessContext, service: Kafka3ConnectionService, topics: Sequence[str]
+    ) -> dict[str, str]:
+        """The *topics*' IDs this listing could read (:mod:`._consume_topic_ids`).
+
+        A topic whose description failed is not checked this listing, with a warning (once);
+        after a timeout, this copy asks again only after :data:`_IDS_RETRY` seconds.
+        """
+        if time.monotonic() < self.__dict__.get("_ids_retry", 0.0):
+            return {}
+        kafka = import_kafka()
+        admin = self.__dict__.get("_admin")
+        if admin is None:
+            admin = self._admin = kafka.admin.AdminClient(service.client_config())
+        unread = "a topic deleted and made again is not detected by its ID"
+        try:
+            ids, failed = describe_ids(kafka, admin, topics, service.metadata_wait)
+        except TimeoutError as ex:
+            self._ids_retry = time.monotonic() + _IDS_RETRY
+            names = ", ".join(topics)
+            self._warn_once(
+                context,
+                f"Kafka topic IDs of {names} could not be read ({ex}): {unread}; asked again "
+                f"in {_IDS_RETRY:g} s",
+            )
+            return {}
+        for topic, cause in failed.items():
+            self._warn_once(
+                context, f"Kafka topic ID of {topic} could not be read ({cause}): {unread}"
+            )
+        return ids
+
+    def pending_work(self, context: ProcessContext, state: Mapping[str, str]) -> PendingWork | None:
+        """The ranges left after the committed *state* up to the log ends the last listing saw.
+
+        Work items, as the progress display and ``flowcore status`` count them (at most Max
+        Poll Records messages each); no bytes (the listing does not know them). None before
+        this copy's first listing. Messages written since that listing are not counted: this
+        asks no broker, as the engine asks it after every micro-batch.
+        """
+        del context
+        seen = self.__dict__.get("_seen")
+        if seen is None:
+            return None
+        marks, reset, room = seen
+        return PendingWork(ranges_left(marks, state, reset=reset, room=room))
 
     def requeue_work(
         self,
@@ -261,7 +320,8 @@ class ConsumeKafka(SourceProcessor):
     def on_stopped(self, context: ProcessContext) -> None:
         """Close the consumers this copy opened."""
         del context
-        self.__dict__.pop("_reader_topics", None)
+        for name in ("_reader_topics", "_admin", "_seen", "_ids_retry"):
+            self.__dict__.pop(name, None)
         for name in ("_lister", "_reader"):
             consumer = self.__dict__.pop(name, None)
             if consumer is not None:
@@ -288,6 +348,8 @@ class ConsumeKafka(SourceProcessor):
         state.pop("_lister", None)
         state.pop("_reader", None)
         state.pop("_reader_topics", None)
+        state.pop("_admin", None)
+        state.pop("_seen", None)
         state.pop("_legacy_service", None)
         return state
 
