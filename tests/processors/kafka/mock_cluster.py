@@ -60,6 +60,16 @@ class ControlledMockCluster:
             )
         )
 
+    def topic_id(self, topic: str) -> str:
+        """*topic*'s ID as Kafka writes it (URL-safe base64), described through the controller."""
+        from confluent_kafka import TopicCollection
+        from confluent_kafka.admin import AdminClient
+
+        admin = AdminClient({"bootstrap.servers": self.bootstrap, "log_level": 0})
+        found = admin.describe_topics(TopicCollection([topic]), request_timeout=10)
+        uuid = found[topic].result(10).topic_id
+        return str(uuid).replace("+", "-").replace("/", "_")
+
     def produce(self, topic: str, values: list[bytes], **options: Any) -> None:
         """Write *values* to *topic* (one partition when ``partition=`` is given)."""
         from confluent_kafka import Producer

@@ -57,6 +57,7 @@ def test_a_topic_made_again_and_grown_past_the_flows_offset_is_read_from_its_sta
     runner.run()
     assert _contents(runner) == [b"m0", b"m1", b"m2", b"m3", b"m4"]
     old_id = runner.state[id_key(topic)]
+    assert old_id == controlled.topic_id(topic)
     assert runner.state[f"{topic}:0"] == "5:0"
     runner.clear_transfer_state()
     controlled.delete_topic(topic)
@@ -66,7 +67,7 @@ def test_a_topic_made_again_and_grown_past_the_flows_offset_is_read_from_its_sta
     runner.run()
     assert _contents(runner) == [b"n%d" % i for i in range(7)]
     new_id = runner.state[id_key(topic)]
-    assert new_id != old_id
+    assert new_id == controlled.topic_id(topic) != old_id
     assert runner.state[f"{topic}:0"] == "7:0"
     (warned,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
     assert f"Kafka topic {topic} was deleted and made again: its topic ID is {new_id}" in warned
