@@ -6,7 +6,6 @@ from collections.abc import Iterator
 
 import pytest
 
-from flowcore.processor_kinds import PendingWork
 from flowcore.testing import TestRunner
 from processors.kafka._consume_topic_ids import adopt_ids, id_key, moving_topics
 from processors.kafka.connection_service import Kafka3ConnectionService
@@ -127,21 +126,3 @@ def test_adopting_ids_keeps_a_same_topics_positions_and_drops_a_new_ones():
     assert adopted == {id_key("a"): "NEW", "b:0": "2:0", id_key("b"): "B", id_key("c"): "C"}
     (text,) = warned
     assert "offsets (0: 5:0, 1: 3) are of topic ID OLD" in text
-
-
-def test_pending_work_counts_the_ranges_left_after_the_committed_state(controlled):
-    """pending_work is unknown before a listing, then the ranges of Max Poll Records left
-    between the committed positions and the log ends the last listing saw."""
-    topic = "ids-pending"
-    controlled.create_topic(topic)
-    controlled.produce(topic, [b"x%d" % i for i in range(25)])
-    runner = _runner(controlled, topic, auto_offset_reset="earliest", max_poll_records="10")
-    runner.run(iterations=0, stop_on_finish=False)
-    processor, context = runner.processor, runner.context
-    assert processor.pending_work(context, {}) is None
-    listing = processor.list_work(context, {})
-    assert [(i.payload["start"], i.payload["end"]) for i in listing.items] == [(0, 10)]
-    assert processor.pending_work(context, {}) == PendingWork(3)
-    assert processor.pending_work(context, listing.state) == PendingWork(2)
-    assert processor.pending_work(context, {f"{topic}:0": "25:0"}) == PendingWork(0)
-    runner.stop()
