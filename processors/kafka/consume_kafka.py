@@ -70,7 +70,7 @@ from processors.kafka._consume_records import (
     RecordOptions,
     write_record_groups,
 )
-from processors.kafka._consume_topic_ids import describe_ids
+from processors.kafka._consume_topic_ids import describe_ids, id_key
 from processors.kafka.connection_service import (
     KAFKA_CONNECTION_SERVICE,
     LEGACY_CONNECTION,
@@ -310,11 +310,20 @@ class ConsumeKafka(SourceProcessor):
         items: Any,
         committed: Mapping[str, str],
     ) -> Mapping[str, str]:
-        """Put back unread ranges: their partitions' offsets return to the committed ones."""
+        """Put back unread ranges: their partitions' offsets return to the committed ones.
+
+        A range of a topic made again (the listing's topic ID is not the committed one) returns
+        to its start: the committed offset is the old topic's.
+        """
         restored = dict(state)
         for item in items:
-            key = f"{item.payload['topic']}:{item.payload['partition']}"
-            restored[key] = committed.get(key, str(item.payload["start"]))
+            topic = item.payload["topic"]
+            key = f"{topic}:{item.payload['partition']}"
+            kept = committed.get(id_key(topic))
+            if kept is not None and kept != state.get(id_key(topic)):
+                restored[key] = str(item.payload["start"])
+            else:
+                restored[key] = committed.get(key, str(item.payload["start"]))
         return restored
 
     def on_stopped(self, context: ProcessContext) -> None:

@@ -126,3 +126,18 @@ def test_adopting_ids_keeps_a_same_topics_positions_and_drops_a_new_ones():
     assert adopted == {id_key("a"): "NEW", "b:0": "2:0", id_key("b"): "B", id_key("c"): "C"}
     (text,) = warned
     assert "offsets (0: 5:0, 1: 3) are of topic ID OLD" in text
+
+
+def test_an_unread_range_of_a_topic_made_again_is_put_back_to_its_start():
+    """A range of the new topic that could not be read returns to its start, not to the
+    committed offset of the old topic; a range of the same topic to the committed offset."""
+    from flowcore.processor_kinds import WorkItem
+
+    committed = {"a:0": "5:0", id_key("a"): "OLD", "b:0": "7:0", id_key("b"): "B"}
+    state = {"a:0": "3:0", id_key("a"): "NEW", "b:0": "9:0", id_key("b"): "B"}
+    items = [
+        WorkItem("a:0@0", {"topic": "a", "partition": 0, "start": 0, "end": 3}),
+        WorkItem("b:0@7", {"topic": "b", "partition": 0, "start": 7, "end": 9}),
+    ]
+    restored = ConsumeKafka().requeue_work(state, items, committed)
+    assert restored == {"a:0": "0", id_key("a"): "NEW", "b:0": "7:0", id_key("b"): "B"}
