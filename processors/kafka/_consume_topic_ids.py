@@ -22,15 +22,20 @@ re-creation and the listing that saw it: from the start, none is lost and none r
 from __future__ import annotations
 
 import concurrent.futures
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 from processors.kafka._consume_epochs import parse_position
 
-__all__ = ["adopt_ids", "describe_ids", "id_key", "is_id_key", "moving_topics"]
+__all__ = ["TopicIdReader", "adopt_ids", "describe_ids", "id_key", "is_id_key", "moving_topics"]
 
 #: ``(topic, partition)``
 Place = tuple[str, int]
+
+#: Seconds a reader whose request went unanswered waits before asking again: a cluster whose
+#: controller cannot be found would otherwise hold every listing for the whole timeout.
+RETRY_AFTER = 300.0
 
 #: The state key suffix of a topic's ID (a topic name has no ``:``; a partition key ends in digits).
 _ID = ":id"
@@ -93,6 +98,45 @@ def describe_ids(
         if uuid.get_most_significant_bits() or uuid.get_least_significant_bits():
             ids[name] = str(uuid).replace("+", "-").replace("/", "_")
     return ids, failed
+
+
+class TopicIdReader:
+    """A ConsumeKafka copy's reader of topic IDs (DescribeTopics through an AdminClient).
+
+    The AdminClient is made at the first request; after a timeout, the reader asks nothing
+    for :data:`RETRY_AFTER` seconds.
+    """
+
+    def __init__(self, config: Mapping[str, Any]) -> None:
+        self._config = dict(config)
+        self._admin: Any = None
+        self._retry_at = 0.0
+
+    def read(
+        self, kafka: Any, topics: Sequence[str], timeout: float, warn: Callable[[str], None]
+    ) -> dict[str, str]:
+        """The *topics*' IDs that could be read; *warn* names each topic that could not.
+
+        Such a topic is not checked by this listing (its positions are read on from).
+        """
+        if time.monotonic() < self._retry_at:
+            return {}
+        if self._admin is None:
+            self._admin = kafka.admin.AdminClient(self._config)
+        unread = "a topic deleted and made again is not detected by its ID"
+        try:
+            ids, failed = describe_ids(kafka, self._admin, topics, timeout)
+        except TimeoutError as ex:
+            self._retry_at = time.monotonic() + RETRY_AFTER
+            names = ", ".join(topics)
+            warn(
+                f"Kafka topic IDs of {names} could not be read ({ex}): {unread}; asked again "
+                f"in {RETRY_AFTER:g} s"
+            )
+            return {}
+        for topic, cause in failed.items():
+            warn(f"Kafka topic ID of {topic} could not be read ({cause}): {unread}")
+        return ids
 
 
 def adopt_ids(

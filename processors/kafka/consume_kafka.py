@@ -70,7 +70,7 @@ from processors.kafka._consume_records import (
     RecordOptions,
     write_record_groups,
 )
-from processors.kafka._consume_topic_ids import describe_ids, id_key
+from processors.kafka._consume_topic_ids import TopicIdReader, id_key
 from processors.kafka.connection_service import (
     KAFKA_CONNECTION_SERVICE,
     LEGACY_CONNECTION,
@@ -85,9 +85,6 @@ __all__ = ["ConsumeKafka"]
 _second = itemgetter(1)  # a message's timestamp() is (type, milliseconds)
 #: Warnings a ConsumeKafka copy remembers having said (:meth:`ConsumeKafka._warn_once`).
 _WARNED_MAX = 1024
-#: Seconds a copy whose topic ID request went unanswered waits before asking again: a cluster
-#: whose controller cannot be found would otherwise hold every listing for the whole timeout.
-_IDS_RETRY = 300.0
 
 
 class ConsumeKafka(SourceProcessor):
@@ -260,34 +257,12 @@ class ConsumeKafka(SourceProcessor):
     def _topic_ids(
         self, context: ProcessContext, service: Kafka3ConnectionService, topics: Sequence[str]
     ) -> dict[str, str]:
-        """The *topics*' IDs this listing could read (:mod:`._consume_topic_ids`).
-
-        A topic whose description failed is not checked this listing, with a warning (once);
-        after a timeout, this copy asks again only after :data:`_IDS_RETRY` seconds.
-        """
-        if time.monotonic() < self.__dict__.get("_ids_retry", 0.0):
-            return {}
-        kafka = import_kafka()
-        admin = self.__dict__.get("_admin")
-        if admin is None:
-            admin = self._admin = kafka.admin.AdminClient(service.client_config())
-        unread = "a topic deleted and made again is not detected by its ID"
-        try:
-            ids, failed = describe_ids(kafka, admin, topics, service.metadata_wait)
-        except TimeoutError as ex:
-            self._ids_retry = time.monotonic() + _IDS_RETRY
-            names = ", ".join(topics)
-            self._warn_once(
-                context,
-                f"Kafka topic IDs of {names} could not be read ({ex}): {unread}; asked again "
-                f"in {_IDS_RETRY:g} s",
-            )
-            return {}
-        for topic, cause in failed.items():
-            self._warn_once(
-                context, f"Kafka topic ID of {topic} could not be read ({cause}): {unread}"
-            )
-        return ids
+        """The *topics*' IDs this listing could read, by this copy's :class:`TopicIdReader`."""
+        reader = self.__dict__.get("_ids")
+        if reader is None:
+            reader = self._ids = TopicIdReader(service.client_config())
+        warn = functools.partial(self._warn_once, context)
+        return reader.read(import_kafka(), topics, service.metadata_wait, warn)
 
     def pending_work(self, context: ProcessContext, state: Mapping[str, str]) -> PendingWork | None:
         """The ranges left after the committed *state* up to the log ends the last listing saw.
@@ -329,7 +304,7 @@ class ConsumeKafka(SourceProcessor):
     def on_stopped(self, context: ProcessContext) -> None:
         """Close the consumers this copy opened."""
         del context
-        for name in ("_reader_topics", "_admin", "_seen", "_ids_retry"):
+        for name in ("_reader_topics", "_ids", "_seen"):
             self.__dict__.pop(name, None)
         for name in ("_lister", "_reader"):
             consumer = self.__dict__.pop(name, None)
@@ -357,7 +332,7 @@ class ConsumeKafka(SourceProcessor):
         state.pop("_lister", None)
         state.pop("_reader", None)
         state.pop("_reader_topics", None)
-        state.pop("_admin", None)
+        state.pop("_ids", None)
         state.pop("_seen", None)
         state.pop("_legacy_service", None)
         return state

@@ -141,3 +141,18 @@ def test_an_unread_range_of_a_topic_made_again_is_put_back_to_its_start():
     ]
     restored = ConsumeKafka().requeue_work(state, items, committed)
     assert restored == {"a:0": "0", id_key("a"): "NEW", "b:0": "7:0", id_key("b"): "B"}
+
+
+def test_topic_ids_unanswered_warn_and_are_not_asked_again_for_a_while():
+    """Brokers that do not answer the ID request within the timeout give no IDs (positions read
+    on, unchecked) and a warning saying so; the next listings do not wait for them again."""
+    from processors.kafka._consume_topic_ids import RETRY_AFTER, TopicIdReader
+    from processors.kafka.connection_service import import_kafka
+
+    warned: list[str] = []
+    reader = TopicIdReader({"bootstrap.servers": "127.0.0.1:1", "log_level": 0})
+    assert reader.read(import_kafka(), ["t"], 0.2, warned.append) == {}
+    assert reader.read(import_kafka(), ["t"], 0.2, warned.append) == {}
+    (text,) = warned
+    assert text.startswith("Kafka topic IDs of t could not be read (")
+    assert f"not detected by its ID; asked again in {RETRY_AFTER:g} s" in text
