@@ -52,9 +52,11 @@ measured in the same rounds:
     .venv/bin/python bench/kafka.py [--messages N] [--size BYTES] [--repeat N] [--only TEXT]
 
 - ``listing``: one ConsumeKafka listing (``list_work``) with every partition's position behind
-  its end and carrying a leader epoch (each validated, each new range's last epoch learnt: the
-  truncation checks' cost), beside ``watermarks alone``, a plain consumer reading the same
-  partitions' watermarks (the least any listing does); best of 10 calls a round, seconds.
+  its end and carrying a leader epoch (each validated, each new range's last epoch learnt, the
+  topic's ID asked: the truncation checks' cost), beside ``watermarks alone``, a plain consumer
+  reading the same partitions' watermarks (the least any listing does), and ``listing, caught
+  up``: a listing with every position at its log end (nothing to hand out: no probe, no topic
+  ID asked, what a flow's idle listings cost); best of 10 calls a round, seconds.
 
 ``--only consume`` runs the cases whose name holds the text (any case), for long runs;
 ``--only listing`` runs the listing alone.
@@ -285,8 +287,9 @@ def _consume(
     return _timed(flow, root, check)
 
 
-def _listing(bootstrap: str, topics: list[str], calls: int) -> float:
-    """Best seconds of one ConsumeKafka listing with every partition's position behind its end.
+def _listing(bootstrap: str, topics: list[str], calls: int) -> tuple[float, float]:
+    """Best seconds of one ConsumeKafka listing with every partition's position behind its end,
+    and of one with every position at its end (caught up).
 
     The positions (after a first listing of 100 messages a partition) carry leader epochs, so
     each listing validates every one and learns each new range's last epoch: the listing's whole
@@ -313,8 +316,21 @@ def _listing(bootstrap: str, topics: list[str], calls: int) -> float:
         start = time.perf_counter()
         processor.list_work(context, state)
         best = min(best, time.perf_counter() - start)
+    consumer = Consumer({"bootstrap.servers": bootstrap, "group.id": "ends", "log_level": 0})
+    metadata = consumer.list_topics(timeout=10)
+    ends = {
+        f"{t}:{p}": str(consumer.get_watermark_offsets(TopicPartition(t, p), timeout=10)[1])
+        for t in topics
+        for p in metadata.topics[t].partitions
+    }
+    consumer.close()
+    caught_up = math.inf
+    for _ in range(calls):
+        start = time.perf_counter()
+        assert not processor.list_work(context, ends).items
+        caught_up = min(caught_up, time.perf_counter() - start)
     runner.stop()
-    return best
+    return best, caught_up
 
 
 def _watermarks(bootstrap: str, topics: list[str], calls: int) -> float:
@@ -376,8 +392,10 @@ def _table(report: dict, rates: dict[str, list[float]]) -> str:
     if report["listing_s_best_range"]:
         low, high = report["listing_s_best_range"]
         marks_low, marks_high = report["watermarks_s_best_range"]
+        idle_low, idle_high = report["listing_caught_up_s_best_range"]
         lines.append(
-            f"listing (positions validated, epochs learnt): {low:.4f}-{high:.4f} s; "
+            f"listing (positions validated, epochs learnt, topic IDs): {low:.4f}-{high:.4f} s; "
+            f"caught up: {idle_low:.4f}-{idle_high:.4f} s; "
             f"watermarks alone: {marks_low:.4f}-{marks_high:.4f} s"
         )
     return "\n".join(lines)
@@ -395,6 +413,7 @@ def main() -> None:
     rates: dict[str, list[float]] = {}
     fixed: list[float] = []
     listing: list[float] = []
+    idle: list[float] = []
     marks: list[float] = []
     _produce_loop(boot, "one", 1, size)
     with tempfile.TemporaryDirectory() as tmp:
@@ -428,7 +447,9 @@ def main() -> None:
             gc.collect()
             fixed.append(_consume(boot, ["one"], 1, root, group=f"one-{run}", how="FLOW_FILE"))
             if "listing" in args.only.lower() or not args.only:
-                listing.append(_listing(boot, source, 10))
+                moving, caught_up = _listing(boot, source, 10)
+                listing.append(moving)
+                idle.append(caught_up)
                 marks.append(_watermarks(boot, source, 10))
     best = {name: max(values) for name, values in rates.items()}
     loop = best.get("consume loop")
@@ -443,6 +464,10 @@ def main() -> None:
         # a plain consumer reading the same partitions' watermarks (the least a listing does)
         "listing_s_best_range": [round(min(listing), 4), round(max(listing), 4)]
         if listing
+        else None,
+        # a listing with every position at its log end: no probe, no topic ID asked
+        "listing_caught_up_s_best_range": [round(min(idle), 4), round(max(idle), 4)]
+        if idle
         else None,
         "watermarks_s_best_range": [round(min(marks), 4), round(max(marks), 4)] if marks else None,
         # a consume case's best time less the best fixed cost, vs the consume loop's best

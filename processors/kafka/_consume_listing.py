@@ -2,8 +2,9 @@
 
 The driver's side of :class:`processors.kafka.consume_kafka.ConsumeKafka`: each partition's
 watermarks, the flow's position there (its SOURCE STATE, ``next offset[:leader epoch]`` per
-``topic:partition``) validated (:mod:`._consume_epochs`), and a range ``[start, end)`` of at
-most Max Poll Records after it, with the state after the ranges.
+``topic:partition``, and each topic's ID under ``topic:id``) checked against the topic's ID
+(:mod:`._consume_topic_ids`) and validated by leader epoch (:mod:`._consume_epochs`), and a
+range ``[start, end)`` of at most Max Poll Records after it, with the state after the ranges.
 """
 
 from __future__ import annotations
@@ -20,8 +21,9 @@ from processors.kafka._consume_epochs import (
     parse_position,
     validate,
 )
+from processors.kafka._consume_topic_ids import adopt_ids, is_id_key, moving_topics
 
-__all__ = ["commit_to_group", "list_ranges", "watermarks"]
+__all__ = ["commit_to_group", "list_ranges", "ranges_left", "watermarks"]
 
 #: ``(topic, partition)``
 Place = tuple[str, int]
@@ -54,14 +56,20 @@ def list_ranges(
     room: int,
     timeout: float,
     warn: Callable[[str], None],
+    topic_ids: Callable[[Sequence[str]], Mapping[str, str]],
 ) -> WorkListing:
     """Ranges after the *state*'s positions, each validated by its leader epoch first.
 
-    A position whose partition's log diverged below it (:mod:`._consume_epochs`) moves back
-    to where the log diverged, with a warning naming both offsets; the new positions carry
-    the leader epoch of their ranges' last messages, learnt by reading them. *reset* is Auto
-    Offset Reset, for a partition the state has no position for; *room* Max Poll Records.
+    The topics whose positions the listing moves are asked their IDs first (*topic_ids*, the
+    IDs it could read by topic): a topic made again since the state's ID was kept is read from
+    its log start (:mod:`._consume_topic_ids`). A position whose partition's log diverged below
+    it (:mod:`._consume_epochs`) moves back to where the log diverged, with a warning naming
+    both offsets; the new positions carry the leader epoch of their ranges' last messages,
+    learnt by reading them. *reset* is Auto Offset Reset, for a partition the state has no
+    position for; *room* Max Poll Records.
     """
+    moving = moving_topics(marks, state)
+    state, remade = adopt_ids(state, topic_ids(moving) if moving else {}, warn)
     positions = {p: parse_position(state[_key(p)]) for p in marks if _key(p) in state}
     checks = {
         place: (offset, epoch, marks[place][1])
@@ -89,7 +97,7 @@ def list_ranges(
                     f"offset {start} (truncated by an unclean leader election, or the "
                     f"topic made again): reading from offset {high} on"
                 )
-        elif reset == "earliest":
+        elif reset == "earliest" or place[0] in remade:
             start = low
         elif reset == "latest":
             start = high
@@ -114,10 +122,31 @@ def list_ranges(
     return WorkListing(items, new_state)
 
 
+def ranges_left(
+    marks: Mapping[Place, tuple[int, int]], state: Mapping[str, str], *, reset: str, room: int
+) -> int:
+    """The ranges of at most *room* messages between the *state*'s positions and the *marks*.
+
+    A partition the state has no position for counts from its log start with *reset*
+    ``earliest``, else nothing (``latest`` starts at the end; ``none`` fails the listing).
+    """
+    left = 0
+    for place, (low, high) in marks.items():
+        value = state.get(_key(place))
+        if value is not None:
+            offset = max(parse_position(value)[0], low)
+        else:
+            offset = low if reset == "earliest" else high
+        left += -(-max(high - offset, 0) // room)
+    return left
+
+
 def commit_to_group(kafka: Any, consumer: Any, state: Mapping[str, str]) -> None:
     """Commit the flow's committed offsets to the consumer group (best effort, for lag tools)."""
     offsets = []
     for key, value in state.items():
+        if is_id_key(key):
+            continue
         topic, _, partition = key.rpartition(":")
         offset, epoch = parse_position(value)
         offsets.append(

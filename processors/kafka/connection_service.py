@@ -39,9 +39,10 @@ __all__ = [
 
 
 def import_kafka() -> Any:
-    """The ``confluent_kafka`` module, or one error naming the extra to install."""
+    """The ``confluent_kafka`` module (its ``admin`` too), or one error naming the extra."""
     try:
         import confluent_kafka  # noqa: PLC0415  (optional: only Kafka flows need it)
+        import confluent_kafka.admin  # noqa: PLC0415  (ConsumeKafka's topic IDs)
     except ImportError:
         msg = "Kafka needs confluent-kafka: pip install 'flowcore[kafka]'"
         raise ConfigurationError(msg) from None

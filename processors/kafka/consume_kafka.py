@@ -32,12 +32,17 @@ from flowcore.errors import ProcessException
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
 from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
-from processors.kafka._consume_listing import commit_to_group, list_ranges, watermarks
+from processors.kafka._consume_listing import (
+    commit_to_group,
+    list_ranges,
+    ranges_left,
+    watermarks,
+)
 from processors.kafka._consume_properties import (
     AUTO_OFFSET_RESET,
     COMMIT_OFFSETS,
@@ -65,6 +70,7 @@ from processors.kafka._consume_records import (
     RecordOptions,
     write_record_groups,
 )
+from processors.kafka._consume_topic_ids import TopicIdReader, id_key
 from processors.kafka.connection_service import (
     KAFKA_CONNECTION_SERVICE,
     LEGACY_CONNECTION,
@@ -234,16 +240,44 @@ class ConsumeKafka(SourceProcessor):
         if commit_group and state and context.get_property(COMMIT_OFFSETS).as_boolean():
             commit_to_group(kafka, consumer, state)
         marks = watermarks(kafka, consumer, self._topics(context, consumer, timeout), timeout)
+        reset = context.get_property(AUTO_OFFSET_RESET).value or "latest"
+        self._seen = (marks, reset, service.max_poll_records)
         return list_ranges(
             kafka,
             consumer,
             marks,
             state,
-            reset=context.get_property(AUTO_OFFSET_RESET).value or "latest",
+            reset=reset,
             room=service.max_poll_records,
             timeout=timeout,
             warn=context.logger.warning,
+            topic_ids=functools.partial(self._topic_ids, context, service),
         )
+
+    def _topic_ids(
+        self, context: ProcessContext, service: Kafka3ConnectionService, topics: Sequence[str]
+    ) -> dict[str, str]:
+        """The *topics*' IDs this listing could read, by this copy's :class:`TopicIdReader`."""
+        reader = self.__dict__.get("_ids")
+        if reader is None:
+            reader = self._ids = TopicIdReader(service.client_config())
+        warn = functools.partial(self._warn_once, context)
+        return reader.read(import_kafka(), topics, service.metadata_wait, warn)
+
+    def pending_work(self, context: ProcessContext, state: Mapping[str, str]) -> PendingWork | None:
+        """The ranges left after the committed *state* up to the log ends the last listing saw.
+
+        Work items, as the progress display and ``flowcore status`` count them (at most Max
+        Poll Records messages each); no bytes (the listing does not know them). None before
+        this copy's first listing. Messages written since that listing are not counted: this
+        asks no broker, as the engine asks it after every micro-batch.
+        """
+        del context
+        seen = self.__dict__.get("_seen")
+        if seen is None:
+            return None
+        marks, reset, room = seen
+        return PendingWork(ranges_left(marks, state, reset=reset, room=room))
 
     def requeue_work(
         self,
@@ -251,17 +285,27 @@ class ConsumeKafka(SourceProcessor):
         items: Any,
         committed: Mapping[str, str],
     ) -> Mapping[str, str]:
-        """Put back unread ranges: their partitions' offsets return to the committed ones."""
+        """Put back unread ranges: their partitions' offsets return to the committed ones.
+
+        A range of a topic made again (the listing's topic ID is not the committed one) returns
+        to its start: the committed offset is the old topic's.
+        """
         restored = dict(state)
         for item in items:
-            key = f"{item.payload['topic']}:{item.payload['partition']}"
-            restored[key] = committed.get(key, str(item.payload["start"]))
+            topic = item.payload["topic"]
+            key = f"{topic}:{item.payload['partition']}"
+            kept = committed.get(id_key(topic))
+            if kept is not None and kept != state.get(id_key(topic)):
+                restored[key] = str(item.payload["start"])
+            else:
+                restored[key] = committed.get(key, str(item.payload["start"]))
         return restored
 
     def on_stopped(self, context: ProcessContext) -> None:
         """Close the consumers this copy opened."""
         del context
-        self.__dict__.pop("_reader_topics", None)
+        for name in ("_reader_topics", "_ids", "_seen"):
+            self.__dict__.pop(name, None)
         for name in ("_lister", "_reader"):
             consumer = self.__dict__.pop(name, None)
             if consumer is not None:
@@ -288,6 +332,8 @@ class ConsumeKafka(SourceProcessor):
         state.pop("_lister", None)
         state.pop("_reader", None)
         state.pop("_reader_topics", None)
+        state.pop("_ids", None)
+        state.pop("_seen", None)
         state.pop("_legacy_service", None)
         return state
 

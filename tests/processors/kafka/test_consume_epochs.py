@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import pytest
 
 from flowcore.testing import TestRunner
 from processors.kafka._consume_epochs import format_position, parse_position
+from processors.kafka._consume_topic_ids import id_key
 from processors.kafka.connection_service import Kafka3ConnectionService
 from processors.kafka.consume_kafka import ConsumeKafka
 from tests.processors.kafka.mock_cluster import ControlledMockCluster
@@ -38,14 +39,22 @@ def _runner(cluster: ControlledMockCluster, topic: str) -> TestRunner:
     return runner
 
 
-def _unclean_election(cluster: ControlledMockCluster, topic: str, kept: int, new: int) -> None:
+def _unclean_election(
+    cluster: ControlledMockCluster, topic: str, kept: int, new: int, state: Mapping[str, str]
+) -> dict[str, str]:
     """*topic*'s partition 0 cut to its first *kept* messages under a new leader (epoch 1),
-    which then takes *new* messages: what an unclean leader election leaves."""
+    which then takes *new* messages: what an unclean leader election leaves.
+
+    The mock cuts a log only by making the topic again, which gives it a new topic ID; an
+    election keeps the topic's, so the flow's *state* is returned with the new one.
+    """
     cluster.delete_topic(topic)
     cluster.create_topic(topic)
     cluster.produce(topic, [b"m%d" % i for i in range(kept)])
     cluster.set_leader(topic, 0, 2)
     cluster.produce(topic, [b"n%d" % i for i in range(kept, kept + new)])
+    assert id_key(topic) in state
+    return {**state, id_key(topic): cluster.topic_id(topic)}
 
 
 def test_a_log_cut_below_the_state_and_grown_back_past_it_is_read_from_the_cut(controlled, caplog):
@@ -65,7 +74,7 @@ def test_a_log_cut_below_the_state_and_grown_back_past_it_is_read_from_the_cut(c
     ]
     assert runner.state[f"{topic}:0"] == "5:0"
     runner.clear_transfer_state()
-    _unclean_election(controlled, topic, kept=2, new=5)
+    runner.set_state(_unclean_election(controlled, topic, 2, 5, runner.state))
     caplog.set_level("WARNING", logger="flowcore.processors")
     runner.run()
     out = runner.flowfiles_for("success")
@@ -86,7 +95,7 @@ def test_a_log_cut_below_the_state_and_not_grown_back_is_read_from_the_cut(contr
     runner = _runner(controlled, topic)
     runner.run()
     runner.clear_transfer_state()
-    _unclean_election(controlled, topic, kept=2, new=2)
+    runner.set_state(_unclean_election(controlled, topic, 2, 2, runner.state))
     runner.run()
     assert [f.content for f in runner.flowfiles_for("success")] == [b"n2", b"n3"]
     assert runner.state[f"{topic}:0"] == "4:1"
@@ -150,7 +159,7 @@ def test_a_log_cut_between_listing_and_read_fails_the_range_then_reads_each_mess
     processor, context = runner.processor, runner.context
     (item,) = processor.list_work(context, committed).items
     assert (item.payload["start"], item.payload["end"], item.payload["epoch"]) == (5, 10, 0)
-    _unclean_election(controlled, topic, kept=7, new=5)
+    committed = _unclean_election(controlled, topic, 7, 5, committed)
     session = runner.create_session()
     with pytest.raises(ProcessException, match="offset 9 has leader epoch 1, where the listing"):
         processor.read_work(context, session, item)

@@ -599,3 +599,67 @@ def test_a_trigger_stops_listing_at_max_uncommitted_size(kafka_cluster, topic):
     runner.assert_transfer_count("success", 10)
     runner.run()
     runner.assert_transfer_count("success", 20)
+
+
+def test_pending_work_counts_the_ranges_left_after_the_committed_state(kafka_cluster, topic):
+    """pending_work is unknown before a listing, then the ranges of Max Poll Records left
+    between the committed positions and the log ends the last listing saw."""
+    from flowcore.processor_kinds import PendingWork
+
+    kafka_cluster.produce(topic, [b"x%d" % i for i in range(25)], partition=0)
+    runner = TestRunner(
+        ConsumeKafka(
+            kafka_connection_service="kafka",
+            group_id="gp",
+            topics=topic,
+            auto_offset_reset="earliest",
+        )
+    )
+    runner.add_service(
+        Kafka3ConnectionService(
+            "kafka", bootstrap_servers=kafka_cluster.bootstrap, max_poll_records="10"
+        )
+    )
+    runner.run(iterations=0, stop_on_finish=False)
+    processor, context = runner.processor, runner.context
+    assert processor.pending_work(context, {}) is None
+    listing = processor.list_work(context, {})
+    assert [(i.payload["start"], i.payload["end"]) for i in listing.items] == [(0, 10)]
+    assert processor.pending_work(context, {}) == PendingWork(3)
+    assert processor.pending_work(context, listing.state) == PendingWork(2)
+    assert processor.pending_work(context, {f"{topic}:0": "25:0"}) == PendingWork(0)
+    runner.stop()
+
+
+def test_a_flow_run_reports_the_ranges_left_as_its_input_progress(kafka_cluster, topic, tmp_path):
+    """A run's progress counts ConsumeKafka's ranges read and left (no bytes): 25 messages in
+    ranges of 10, a range a micro-batch, go 1 read 2 left, then 3 read none left."""
+    from flowcore import Flow
+    from flowcore.driver.controller import run_flow
+    from flowcore.settings import Settings
+
+    kafka_cluster.produce(topic, [b"x%d" % i for i in range(25)], partition=0)
+    flow = Flow("backlog")
+    flow.add_service(
+        Kafka3ConnectionService(
+            "kafka", bootstrap_servers=kafka_cluster.bootstrap, max_poll_records="10"
+        )
+    )
+    consume = flow.add(
+        ConsumeKafka(
+            kafka_connection_service="kafka",
+            group_id="backlog",
+            topics=topic,
+            auto_offset_reset="earliest",
+        ),
+        name="consume",
+    )
+    flow.auto_terminate(consume, "success")
+    reports: list = []
+    settings = Settings(sync=False, parallelism=1, batch_max_flowfiles=10)
+    run_flow(
+        flow, "direct", repository=tmp_path / "repo", settings=settings, progress=reports.append
+    )
+    inputs = [(r.input.read_items, r.input.pending_items) for r in reports if r.input]
+    assert inputs == [(1, 2), (2, 1), (3, 0)]
+    assert all(r.input.pending_bytes is None for r in reports if r.input)
