@@ -523,12 +523,6 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         del state, items
         return dict(committed)
 
-    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """List and read in one session (the harness), the services the session's."""
-        if context.service_lookup is None:
-            context.service_lookup = session.controller_service
-        super().on_trigger(context, session)
-
     # --- reading (a task) ------------------------------------------------------------------
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
