@@ -35,6 +35,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from traceback import format_exception
 from typing import Any
 
 import attrs
@@ -44,6 +45,7 @@ from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.driver.after_commit import AfterCommitRunner
 from flowcore.engine.wire import TaskResult
 from flowcore.errors import AfterCommitRetry, ConfigurationError
+from flowcore.parameters import redact
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import SinkJobs, TwoPhaseSink
@@ -313,8 +315,12 @@ class Sinks:
         """An error bulletin saying what *component_id* could not do."""
         member = self._all.get(component_id)
         name = component_id if member is None else member.name or member.type_name
-        problem = f"{name} could not {what}: {type(error).__name__}: {error}"
-        LOG.error("%s", problem, exc_info=error)
+        secrets = [] if member is None else member.processor.sensitive_values()
+        problem = redact(f"{name} could not {what}: {type(error).__name__}: {error}", secrets)
+        if secrets:  # the traceback repeats the error's text: masked as well
+            LOG.error("%s\n%s", problem, redact("".join(format_exception(error)), secrets))
+        else:
+            LOG.error("%s", problem, exc_info=error)
         self.repos.add_bulletins([Bulletin(now_ms(), component_id, name, "ERROR", problem)])
 
     def sweep_attempts(self) -> list[Finding]:

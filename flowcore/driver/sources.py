@@ -18,7 +18,7 @@ from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.driver.schedules import Schedules
 from flowcore.engine.wire import TaskResult
-from flowcore.parameters import redact, secrets_of
+from flowcore.parameters import redact
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem
 from flowcore.settings import Settings
@@ -204,7 +204,7 @@ class SourceLister:
         except Exception as error:
             now = now_ms()
             text = " ".join(str(error).split()) or "(no message)"
-            secrets = secrets_of(member.processor.parameter_values)
+            secrets = member.processor.sensitive_values()
             text = redact(text, secrets)
             self.unscheduled[cid] = f"on_scheduled raised {type(error).__name__}: {text}"
             self._schedule_at[cid] = now + self.settings.administrative_yield_ms

@@ -33,6 +33,8 @@ from typing import Protocol
 
 import attrs
 
+from flowcore.parameters import redact
+
 __all__ = [
     "BULLETIN_LEVEL",
     "Repeated",
@@ -156,8 +158,15 @@ class _ToBulletins(logging.Handler):
             message = record.getMessage()
         except Exception:  # a bad format string must not fail the processor
             message = str(record.msg)
-        key = reason_key(message)
         member = _RUNNING.get()
+        if member is not None:
+            # the record itself, so every handler after this one (stderr, the application's
+            # log) gets it without the processor's secrets, as the bulletin does
+            secrets = getattr(member, "secrets", None)
+            redacted = message if secrets is None else redact(message, secrets())
+            if redacted != message:
+                record.msg, record.args, message = redacted, None, redacted
+        key = reason_key(message)
         if member is not None:
             made = _MADE.setdefault(member, _Made())
             level = "ERROR" if record.levelno >= logging.ERROR else "WARNING"

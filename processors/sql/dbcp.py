@@ -283,18 +283,6 @@ class DBCPConnectionPool(DBCPService):
         self._engine_key = key
         self._enabling = next(_ENABLINGS)
 
-    def sensitive_values(self) -> list[str]:
-        """The Password and the ``SENSITIVE.`` driver properties' values (redacted everywhere).
-
-        The base class reads the declared properties only; a sensitive dynamic property is a
-        secret too (an SSL key's password, a token).
-        """
-        values = super().sensitive_values()
-        for name, value in self.dynamic_properties.items():
-            if name.startswith(SENSITIVE_PREFIX) and value:
-                values.append(str.__str__(value))
-        return values
-
     def _driver_arguments(self, context: ServiceContext) -> dict[str, Any]:
         """The dynamic properties as the driver's connect arguments (NiFi's connection properties).
 
