@@ -23,7 +23,7 @@ NORMALIZE_NAMES = PropertyDescriptor(
     default="false",
     required=True,
     allowable_values=("true", "false"),
-    aliases=("dbf-normalize",),
+    aliases=("dbf-normalize", "Normalize Table and Column Names"),  # NiFi 2's JdbcProperties
 )
 USE_AVRO_LOGICAL_TYPES = PropertyDescriptor(
     "Use Avro Logical Types",

@@ -414,6 +414,16 @@ def test_nifi_1_property_names_are_accepted() -> None:
         assert not processor.dynamic_properties, old
 
 
+def test_nifi_2_property_names_are_accepted() -> None:
+    """NiFi 2's JdbcProperties name: Normalize Table and Column Names sets the property, not a
+    dynamic one (which would be taken for a statement argument)."""
+    processor = ExecuteSQL(**{"Normalize Table and Column Names": "true"})
+    descriptor = processor.resolve_descriptor("Normalize Table/Column Names")
+    assert descriptor is not None
+    assert processor.effective_value(descriptor) == "true"
+    assert not processor.dynamic_properties
+
+
 def test_a_value_avro_cannot_hold_names_its_column_not_the_database(tmp_path: Path) -> None:
     """A value the Avro writer cannot convert is blamed on its column and row, not the URL."""
     path = tmp_path / "db.sqlite"
