@@ -43,6 +43,7 @@ import attrs
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.driver.after_commit import AfterCommitRunner
+from flowcore.engine._bulletins import redacting
 from flowcore.engine.wire import TaskResult
 from flowcore.errors import AfterCommitRetry, ConfigurationError
 from flowcore.parameters import redact
@@ -305,7 +306,8 @@ class Sinks:
                     [Bulletin(now_ms(), component_id, component_id, "WARNING", problem)]
                 )
             raise AfterCommitRetry(problem)
-        member.processor.run_after_commit_actions(self._context_of(member), payloads)
+        with redacting(member.processor.sensitive_values):
+            member.processor.run_after_commit_actions(self._context_of(member), payloads)
 
     def _report_actions(self, component_id: str, error: BaseException, count: int) -> None:
         """An error bulletin: the FlowFiles are committed, the actions are not retried."""
@@ -346,9 +348,10 @@ class Sinks:
                 continue
             committed = self.repos.flowfiles.state(member.component_id)
             sink = self._sink(member)
-            states[member.component_id] = dict(
-                sink.commit(self._context_of(member), messages, committed, self._jobs())
-            )
+            with redacting(member.processor.sensitive_values):
+                states[member.component_id] = dict(
+                    sink.commit(self._context_of(member), messages, committed, self._jobs())
+                )
         return states
 
     def publish(self, states: Mapping[str, Mapping[str, str]]) -> None:

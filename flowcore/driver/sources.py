@@ -17,6 +17,7 @@ from traceback import format_exception
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.driver.schedules import Schedules
+from flowcore.engine._bulletins import redacting
 from flowcore.engine.wire import TaskResult
 from flowcore.parameters import redact
 from flowcore.process_context import ProcessContext
@@ -148,7 +149,8 @@ class SourceLister:
             ):
                 if not self.active(member, continuous):
                     break
-                listing = processor.list_work(self._context_of(member), state)
+                with redacting(processor.sensitive_values):
+                    listing = processor.list_work(self._context_of(member), state)
                 self._triggers[member.component_id] += 1
                 triggers += 1
                 state = listing.state
@@ -200,7 +202,8 @@ class SourceLister:
         if cid in self.unscheduled and now_ms() < self._schedule_at[cid]:
             return False
         try:
-            self._context_of(member)
+            with redacting(member.processor.sensitive_values):
+                self._context_of(member)
         except Exception as error:
             now = now_ms()
             text = " ".join(str(error).split()) or "(no message)"
@@ -267,7 +270,8 @@ class SourceLister:
             processor = member.processor
             assert isinstance(processor, SourceProcessor)
             try:
-                processor.after_commit(self._context_of(member), items)
+                with redacting(processor.sensitive_values):
+                    processor.after_commit(self._context_of(member), items)
             except Exception:
                 log.exception("%s failed after its commit", member.name)
 

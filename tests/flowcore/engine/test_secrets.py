@@ -10,7 +10,14 @@ from typing import ClassVar
 
 import pytest
 
-from flowcore import Flow, Processor, PropertyDescriptor, Relationship
+from flowcore import (
+    Flow,
+    Processor,
+    PropertyDescriptor,
+    Relationship,
+    SourceProcessor,
+    WorkListing,
+)
 from flowcore.controller_service import ControllerService
 from flowcore.driver.controller import run_flow
 from flowcore.nifi.exporting import export_flow
@@ -63,9 +70,24 @@ class Login(Processor):
             str(context.get_property(name).value)
             for name in ("Password", "SENSITIVE.token", "SENSITIVE.other")
         )
+        context.logger.info("logging in with %s", said)  # below the bulletin level
         context.logger.error("login refused for %s", said)
         msg = f"login refused: {said}"
         raise RuntimeError(msg)
+
+
+class Lister(SourceProcessor):
+    """A source whose listing, on the driver, logs its password."""
+
+    PASSWORD = PropertyDescriptor("Password", sensitive=True)
+    property_descriptors: ClassVar = (PASSWORD,)
+
+    def list_work(self, context, state):  # type: ignore[no-untyped-def]
+        context.logger.warning("listing as %s", context.get_property(self.PASSWORD).value)
+        return WorkListing((), state)
+
+    def read_work(self, context, session, item):  # type: ignore[no-untyped-def]
+        raise AssertionError(item)
 
 
 def _flow() -> Flow:
@@ -82,6 +104,8 @@ def _flow() -> Flow:
     )
     flow.connect(gen, login)
     flow.auto_terminate(login, "success")
+    lister = flow.add(Lister(password=DECLARED), name="lister")
+    flow.auto_terminate(lister, "success")
     return flow
 
 
@@ -106,6 +130,8 @@ def test_no_secret_reaches_logs_bulletins_or_the_repository(
     assert any("login refused" in b.message for b in bulletins)
     shown = caplog.text + json.dumps([b.message for b in bulletins])
     assert "login refused" in caplog.text
+    assert "logging in with ********" in caplog.text
+    assert "listing as ********" in caplog.text
     for secret in SECRETS:
         assert secret not in shown
         assert _files_holding(repository, secret) == []
