@@ -230,11 +230,8 @@ class ControllerService:
         Sensitive values are left out, so a run never writes them: the declared properties'
         and the dynamic ones a service marks sensitive (DBCPConnectionPool's ``SENSITIVE.*``).
         """
-        values = sorted(
-            (k, v)
-            for k, v in self.raw_configured.items()
-            if not getattr(self.resolve_descriptor(k), "sensitive", False)
-        )
+        sensitive = self.sensitive_names()
+        values = sorted((k, v) for k, v in self.raw_configured.items() if k not in sensitive)
         return f"{type(self).__module__}.{type(self).__qualname__}/{json.dumps(values)}"
 
     @property
@@ -340,13 +337,35 @@ class ControllerService:
                     found[descriptor.display_name] = value
         return found
 
+    def sensitive_names(self) -> set[str]:
+        """The internal names of the sensitive properties set or declared, dynamic ones included.
+
+        A dynamic property is sensitive when :meth:`dynamic_descriptor` says so (DBCP's
+        ``SENSITIVE.name`` driver properties): its value is a secret as a declared one's is.
+        """
+        declared = {d.name for d in self.descriptors()}
+        names = {d.name for d in self.descriptors() if d.sensitive}
+        if self.supports_dynamic_properties:
+            names.update(
+                name
+                for name in self.raw_configured
+                if name not in declared and self.dynamic_descriptor(name).sensitive
+            )
+        return names
+
     def sensitive_values(self) -> list[str]:
-        """The values of sensitive properties (to redact from messages)."""
-        return [
+        """The values of sensitive properties, dynamic ones included (to redact from messages)."""
+        values = [
             str.__str__(v)
             for d in self.descriptors()
             if d.sensitive and (v := self.effective_value(d))
         ]
+        declared = {d.name for d in self.descriptors()}
+        for name in self.sensitive_names() - declared:
+            value = self.configured.get(name)
+            if value:
+                values.append(str.__str__(value))
+        return values
 
     def _closest(self, name: str) -> PropertyDescriptor | None:
         """The property *name* most likely misspells, if any."""

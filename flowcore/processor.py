@@ -33,6 +33,7 @@ import attrs
 
 from flowcore.parameters import (
     MASK,
+    SensitiveText,
     parameter_references,
     substitute_parameters,
 )
@@ -363,6 +364,21 @@ class Processor:
     def parameter_values(self) -> Mapping[str, str | None]:
         """The values bound to parameter references (:meth:`bind_parameters`)."""
         return self._parameters
+
+    def sensitive_values(self) -> list[str]:
+        """Every secret the processor holds, to redact from its messages.
+
+        The values of its sensitive properties (declared, or dynamic ones its
+        :meth:`get_dynamic_property_descriptor` calls sensitive, as a NiFi 2 Python processor's
+        may), written in the flow or read from parameters, and the sensitive parameters bound
+        to it (a non-sensitive property may not reference them, but its code may read them).
+        """
+        found = [str.__str__(v) for v in self._parameters.values() if isinstance(v, SensitiveText)]
+        for name, value in self._configured_values().items():
+            descriptor = self.resolve_descriptor(name)
+            if value and descriptor is not None and descriptor.sensitive:
+                found.append(str.__str__(value))
+        return found
 
     def referenced_parameters(self) -> dict[str, tuple[str, ...]]:
         """The parameter names each configured property references, by its internal name."""

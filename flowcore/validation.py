@@ -81,7 +81,7 @@ def check_properties(flow: FlowDefinition) -> Iterator[FlowProblem]:
     for component in _enabled(flow):
         processor = flow.resolved_processor(component)
         assert processor is not None
-        secrets = [v for v in processor.parameter_values.values() if isinstance(v, SensitiveText)]
+        secrets = processor.sensitive_values()
         for result in processor.validate():
             yield FlowProblem(str(component), redact(str(result), secrets))
 

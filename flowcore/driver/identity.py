@@ -30,6 +30,7 @@ import attrs
 from flowcore.controller_service import ControllerService
 from flowcore.errors import FlowIdentityError
 from flowcore.flow import Component, FlowDefinition
+from flowcore.parameters import MASK
 from flowcore.queues import parked_component
 from flowcore.services import MapCacheService
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
@@ -53,14 +54,17 @@ def _fingerprint(component: Component) -> str:
     """What a component is apart from its name: its type and its properties' values.
 
     Values as written, with defaults filled in (``batch_size=10`` is GetFile's default, so
-    writing it out, as a NiFi import does, changes nothing). Sensitive properties hold only
-    ``#{parameter}`` references (validation insists), so no secret enters the digest.
+    writing it out, as a NiFi import does, changes nothing). A sensitive property's value
+    (declared or dynamic, written in the flow or a ``#{parameter}`` reference) counts only as
+    set: no secret enters the digest, which the repository keeps.
     """
     processor = component.processor
     values: dict[str, str] = {}
     if processor is not None:
         values = {d.name: d.default for d in processor.descriptors() if d.default is not None}
-        values.update(processor.raw_configured)
+        for name, value in processor.raw_configured.items():
+            found = processor.resolve_descriptor(name)
+            values[name] = MASK if found is not None and found.sensitive else value
     text = json.dumps([component.type_name, sorted(values.items())], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 

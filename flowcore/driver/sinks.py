@@ -35,6 +35,7 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
+from traceback import format_exception
 from typing import Any
 
 import attrs
@@ -42,8 +43,10 @@ import attrs
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.driver.after_commit import AfterCommitRunner
+from flowcore.engine._bulletins import redacting
 from flowcore.engine.wire import TaskResult
 from flowcore.errors import AfterCommitRetry, ConfigurationError
+from flowcore.parameters import redact
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import SinkJobs, TwoPhaseSink
@@ -303,7 +306,8 @@ class Sinks:
                     [Bulletin(now_ms(), component_id, component_id, "WARNING", problem)]
                 )
             raise AfterCommitRetry(problem)
-        member.processor.run_after_commit_actions(self._context_of(member), payloads)
+        with redacting(member.processor.sensitive_values):
+            member.processor.run_after_commit_actions(self._context_of(member), payloads)
 
     def _report_actions(self, component_id: str, error: BaseException, count: int) -> None:
         """An error bulletin: the FlowFiles are committed, the actions are not retried."""
@@ -313,8 +317,12 @@ class Sinks:
         """An error bulletin saying what *component_id* could not do."""
         member = self._all.get(component_id)
         name = component_id if member is None else member.name or member.type_name
-        problem = f"{name} could not {what}: {type(error).__name__}: {error}"
-        LOG.error("%s", problem, exc_info=error)
+        secrets = [] if member is None else member.processor.sensitive_values()
+        problem = redact(f"{name} could not {what}: {type(error).__name__}: {error}", secrets)
+        if secrets:  # the traceback repeats the error's text: masked as well
+            LOG.error("%s\n%s", problem, redact("".join(format_exception(error)), secrets))
+        else:
+            LOG.error("%s", problem, exc_info=error)
         self.repos.add_bulletins([Bulletin(now_ms(), component_id, name, "ERROR", problem)])
 
     def sweep_attempts(self) -> list[Finding]:
@@ -340,9 +348,10 @@ class Sinks:
                 continue
             committed = self.repos.flowfiles.state(member.component_id)
             sink = self._sink(member)
-            states[member.component_id] = dict(
-                sink.commit(self._context_of(member), messages, committed, self._jobs())
-            )
+            with redacting(member.processor.sensitive_values):
+                states[member.component_id] = dict(
+                    sink.commit(self._context_of(member), messages, committed, self._jobs())
+                )
         return states
 
     def publish(self, states: Mapping[str, Mapping[str, str]]) -> None:

@@ -17,8 +17,9 @@ from traceback import format_exception
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.driver.schedules import Schedules
+from flowcore.engine._bulletins import redacting
 from flowcore.engine.wire import TaskResult
-from flowcore.parameters import redact, secrets_of
+from flowcore.parameters import redact
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem
 from flowcore.settings import Settings
@@ -148,7 +149,8 @@ class SourceLister:
             ):
                 if not self.active(member, continuous):
                     break
-                listing = processor.list_work(self._context_of(member), state)
+                with redacting(processor.sensitive_values):
+                    listing = processor.list_work(self._context_of(member), state)
                 self._triggers[member.component_id] += 1
                 triggers += 1
                 state = listing.state
@@ -200,11 +202,12 @@ class SourceLister:
         if cid in self.unscheduled and now_ms() < self._schedule_at[cid]:
             return False
         try:
-            self._context_of(member)
+            with redacting(member.processor.sensitive_values):
+                self._context_of(member)
         except Exception as error:
             now = now_ms()
             text = " ".join(str(error).split()) or "(no message)"
-            secrets = secrets_of(member.processor.parameter_values)
+            secrets = member.processor.sensitive_values()
             text = redact(text, secrets)
             self.unscheduled[cid] = f"on_scheduled raised {type(error).__name__}: {text}"
             self._schedule_at[cid] = now + self.settings.administrative_yield_ms
@@ -267,7 +270,8 @@ class SourceLister:
             processor = member.processor
             assert isinstance(processor, SourceProcessor)
             try:
-                processor.after_commit(self._context_of(member), items)
+                with redacting(processor.sensitive_values):
+                    processor.after_commit(self._context_of(member), items)
             except Exception:
                 log.exception("%s failed after its commit", member.name)
 

@@ -19,6 +19,11 @@ write: 1,452 identical errors) must neither bury the run's output nor lose count
 - of the records Python would write to stderr for want of any logging configured
   (``logging.lastResort``), only the first of each reason in a process is written: the rest are
   bulletins. An application that configures logging gets every record, as before.
+
+Every record a processor logs, at any level, loses the processor's secrets (its sensitive
+property values, ``Processor.sensitive_values``) before any handler writes it: a handler on
+``flowcore.processors`` that runs first masks them in the record itself, for the member
+running (:func:`running`) or the processor the driver is listing for (:func:`redacting`).
 """
 
 from __future__ import annotations
@@ -28,10 +33,12 @@ import contextvars
 import logging
 import re
 import weakref
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 import attrs
+
+from flowcore.parameters import redact
 
 __all__ = [
     "BULLETIN_LEVEL",
@@ -39,6 +46,7 @@ __all__ = [
     "brief",
     "log_once_per_reason",
     "reason_key",
+    "redacting",
     "repeated",
     "running",
 ]
@@ -156,8 +164,8 @@ class _ToBulletins(logging.Handler):
             message = record.getMessage()
         except Exception:  # a bad format string must not fail the processor
             message = str(record.msg)
-        key = reason_key(message)
         member = _RUNNING.get()
+        key = reason_key(message)
         if member is not None:
             made = _MADE.setdefault(member, _Made())
             level = "ERROR" if record.levelno >= logging.ERROR else "WARNING"
@@ -181,11 +189,45 @@ class _ToBulletins(logging.Handler):
         last.handle(record)
 
 
+class _Redacting(logging.Handler):
+    """Masks the running processor's secrets in a record, before any other handler sees it."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        member = _RUNNING.get()
+        secrets = _SECRETS.get() if member is None else getattr(member, "secrets", None)
+        if secrets is None:
+            return
+        try:
+            message = record.getMessage()
+        except Exception:  # a bad format string: the handlers after this one say so
+            return
+        redacted = redact(message, secrets())
+        if redacted != message:
+            record.msg, record.args = redacted, None
+
+
+#: Where no member runs (the driver listing a source's work): the processor's secrets.
+_SECRETS: contextvars.ContextVar[Callable[[], list[str]] | None] = contextvars.ContextVar(
+    "flowcore_processor_secrets", default=None
+)
+
+
+@contextlib.contextmanager
+def redacting(secrets: Callable[[], list[str]]) -> Iterator[None]:
+    """While the block runs, processor log records lose the values *secrets* returns."""
+    _install()
+    token = _SECRETS.set(secrets)
+    try:
+        yield
+    finally:
+        _SECRETS.reset(token)
+
+
 def _handled_elsewhere(record: logging.LogRecord) -> bool:
     """Whether a handler other than this module's sees *record* (as ``callHandlers`` walks)."""
     logger: logging.Logger | None = logging.getLogger(record.name)
     while logger is not None:
-        if any(not isinstance(h, _ToBulletins) for h in logger.handlers):
+        if any(not isinstance(h, _ToBulletins | _Redacting) for h in logger.handlers):
             return True
         logger = logger.parent if logger.propagate else None
     return False
@@ -213,6 +255,8 @@ def log_once_per_reason(log: logging.Logger, message: str, detail: str = "") -> 
 def _install() -> None:
     """Put one handler on the processors' parent logger (once per process)."""
     parent = logging.getLogger("flowcore.processors")
+    if not any(isinstance(h, _Redacting) for h in parent.handlers):
+        parent.handlers.insert(0, _Redacting(logging.NOTSET))  # before any other handler
     if not any(isinstance(h, _ToBulletins) for h in parent.handlers):
         parent.addHandler(_ToBulletins(BULLETIN_LEVEL))
 

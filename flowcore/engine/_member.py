@@ -36,7 +36,7 @@ from flowcore.errors import FlowcoreError, HandedOverError
 from flowcore.faults import storage_fault
 from flowcore.flow import FUNNEL_RELATIONSHIP
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.parameters import redact, secrets_of
+from flowcore.parameters import redact
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import BinningProcessor, SourceProcessor, TwoPhaseSink
@@ -353,9 +353,16 @@ class TaskMember:
         self.bulletin(" ".join(message.split()))
 
     def bulletin(self, message: str, level: str = "ERROR") -> None:
+        """Record a bulletin on this member's processor, its secrets masked."""
         self.task.bulletins.append(
-            Bulletin(now_ms(), self.plan.component_id, self.plan.name, level, message)
+            Bulletin(
+                now_ms(), self.plan.component_id, self.plan.name, level, self._redacted(message)
+            )
         )
+
+    def secrets(self) -> list[str]:
+        """What the processor's messages must not show (see ``Processor.sensitive_values``)."""
+        return self.processor.sensitive_values()
 
     def schedule(self) -> bool:
         """Call ``on_scheduled``; whether it succeeded.
@@ -426,8 +433,8 @@ class TaskMember:
         self.bulletin(message)
 
     def _redacted(self, text: str) -> str:
-        """*text* without the sensitive parameter values the processor was given."""
-        return redact(text, secrets_of(self.processor.parameter_values))
+        """*text* without the processor's secrets (sensitive properties and parameters)."""
+        return redact(text, self.secrets())
 
     def _fail_unreadable(self, error: BaseException, since: int) -> bool:
         """Route FlowFiles whose content is damaged to ``failure``; retry the others at once.

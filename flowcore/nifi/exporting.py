@@ -255,8 +255,15 @@ def _properties(
         if name in declared:
             continue
         dynamic = processor.get_dynamic_property_descriptor(name)
-        sensitive = dynamic is not None and dynamic.sensitive
-        values[name] = value
+        sensitive = dynamic is not None and dynamic.sensitive  # a NiFi 2 Python processor's
+        kept: str | None = value
+        if sensitive and not _sole_reference(value):
+            export.notes.append(
+                f"The value of sensitive property {name!r} of {component} is left out: NiFi "
+                "exports sensitive values only as parameter references."
+            )
+            kept = None
+        values[name] = kept
         descriptors[name] = _descriptor_json(name, name, sensitive=sensitive, dynamic=True)
     return values, descriptors
 

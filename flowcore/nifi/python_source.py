@@ -7,7 +7,8 @@ valid Python name and by NiFi's display name otherwise (``**{"Display Name": "va
 settings that differ from the defaults, connections with their non-default queue settings,
 and the auto-terminated relationships. Executing the file gives a flow equal to the one
 written (:func:`~flowcore.nifi.structure.same_flow`). A sensitive parameter's value is
-never written: its environment variable or file is.
+never written: its environment variable or file is. Nor is a sensitive property's value,
+declared or dynamic, unless it is a parameter reference (as NiFi exports them).
 """
 
 from __future__ import annotations
@@ -147,9 +148,11 @@ class _Writer:
         dynamic = {}
         for name, value in service.raw_configured.items():
             descriptor = service.resolve_descriptor(name)
+            if descriptor is not None and descriptor.sensitive and not value.startswith("#{"):
+                continue  # a secret is written only as a parameter reference (DBCP's SENSITIVE.)
             if descriptor is None or descriptor.dynamic:
                 dynamic[name] = value
-            elif not descriptor.sensitive or value.startswith("#{"):
+            else:
                 items.append((_kw(descriptor.key), self.literal(value)))
         if dynamic:
             items.append((None, f"**{_flat(self.literal(dynamic))}"))
@@ -194,6 +197,9 @@ def _property_items(writer: _Writer, processor: Processor) -> list[tuple[str | N
     by_name = processor._descriptors_by_name()
     spelled: dict[str, str] = {}
     for name, value in processor.raw_configured.items():
+        found = processor.resolve_descriptor(name)
+        if found is not None and found.sensitive and not value.startswith("#{"):
+            continue  # a secret is written only as a parameter reference, as for services
         descriptor = by_name.get(name)
         if descriptor is not None:
             word, label = descriptor.key, descriptor.display_name

@@ -316,12 +316,6 @@ class ListS3(SourceProcessor):
         del state, items
         return dict(committed)
 
-    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """List and read in one session (the harness), the services the session's."""
-        if getattr(context, "service_lookup", None) is None:
-            context.service_lookup = session.controller_service
-        super().on_trigger(context, session)
-
     # --- the task's side ---------------------------------------------------------------------
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:

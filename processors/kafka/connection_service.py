@@ -73,13 +73,17 @@ SASL_MECHANISM = PropertyDescriptor(
     allowable_values=("GSSAPI", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512", "AWS_MSK_IAM"),
 )
 SASL_USERNAME = PropertyDescriptor(
-    "Username", "sasl.username", description="Username provided with configured password"
+    "Username",
+    "sasl.username",
+    description="Username provided with configured password",
+    aliases=("SASL Username",),  # NiFi 2's display name
 )
 SASL_PASSWORD = PropertyDescriptor(
     "Password",
     "sasl.password",
     description="Password provided with configured username",
     sensitive=True,
+    aliases=("SASL Password",),  # NiFi 2's display name
 )
 SSL_CONTEXT_SERVICE = PropertyDescriptor(
     "SSL Context Service",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import logging
 import posixpath
 import time
 from collections.abc import Mapping, Sequence
@@ -79,6 +80,24 @@ MOVE_CONFLICT_RESOLUTION = PropertyDescriptor(
 )  # fmt: skip
 
 
+#: NiFi's LogLevel values, as Python's logging levels (NONE: not logged).
+_LOG_LEVELS = {
+    "TRACE": logging.DEBUG,
+    "DEBUG": logging.DEBUG,
+    "INFO": logging.INFO,
+    "WARN": logging.WARNING,
+    "ERROR": logging.ERROR,
+    "FATAL": logging.CRITICAL,
+    "NONE": None,
+}
+FILE_NOT_FOUND_LOG_LEVEL = PropertyDescriptor(
+    "Log Level When File Not Found", description="Log level to use in case the file does not "
+    "exist when the processor is triggered",
+    required=True, default="ERROR", allowable_values=tuple(_LOG_LEVELS),
+    aliases=("fetchfiletransfer-notfound-loglevel",),
+)  # fmt: skip
+
+
 class FetchSFTP(Processor):
     """Fetches the content of a file from a remote SFTP server (NiFi's FetchSFTP).
 
@@ -95,7 +114,7 @@ class FetchSFTP(Processor):
 
     property_descriptors: ClassVar = (
         *_sftp.CONNECTION, REMOTE_FILENAME, COMPLETION_STRATEGY, MOVE_DESTINATION_DIR,
-        MOVE_CONFLICT_RESOLUTION, CREATE_DIRECTORY, *_sftp.TIMEOUTS,
+        MOVE_CONFLICT_RESOLUTION, CREATE_DIRECTORY, *_sftp.TIMEOUTS, FILE_NOT_FOUND_LOG_LEVEL,
     )  # fmt: skip
     relationships: ClassVar = (SUCCESS, COMMS_FAILURE, NOT_FOUND, PERMISSION_DENIED)
     tags: ClassVar = ("sftp", "get", "retrieve", "files", "fetch", "remote", "ingest", "source",
@@ -198,11 +217,18 @@ class FetchSFTP(Processor):
         context: ProcessContext, session: ProcessSession, flowfile: Any,
         relationship: Relationship, remote: str, error: BaseException,
     ) -> None:  # fmt: skip
-        """Route to *relationship*, penalized, with fetch.failure.reason; log the cause."""
-        context.logger.error(
-            "Failed to fetch content for %s from SFTP %s; routing to %s: %s: %s",
-            flowfile, remote, relationship.name, type(error).__name__, error,
-        )  # fmt: skip
+        """Route to *relationship*, penalized, with fetch.failure.reason; log the cause.
+
+        A missing file is logged at Log Level When File Not Found (NiFi's, NONE: not at all).
+        """
+        level: int | None = logging.ERROR
+        if relationship is NOT_FOUND:
+            level = _LOG_LEVELS[context.get_property(FILE_NOT_FOUND_LOG_LEVEL).value or "ERROR"]
+        if level is not None:
+            context.logger.log(
+                level, "Failed to fetch content for %s from SFTP %s; routing to %s: %s: %s",
+                flowfile, remote, relationship.name, type(error).__name__, error,
+            )  # fmt: skip
         flowfile = session.put_attribute(flowfile, "fetch.failure.reason", relationship.name)
         session.transfer(session.penalize(flowfile), relationship)
 

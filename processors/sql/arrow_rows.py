@@ -15,6 +15,7 @@ from typing import Any
 
 import pyarrow as pa
 
+from flowcore.errors import ProcessException
 from processors.sql.avro_types import column_kinds, normalize_name
 
 __all__ = ["arrow_batches", "arrow_type"]
@@ -59,6 +60,19 @@ def _column(values: Sequence[Any], atype: pa.DataType | None) -> pa.Array:
             for v in values
         ]
     return pa.array(values, type=atype)
+
+
+def _named_column(name: str, values: Sequence[Any], atype: pa.DataType | None) -> pa.Array:
+    """:func:`_column`, a value it cannot take named with its column (not the database's)."""
+    try:
+        return _column(values, atype)
+    except (pa.ArrowException, TypeError, ValueError, OverflowError) as error:
+        kind = "its first fetch's type" if atype is None else str(atype)
+        msg = (
+            f"cannot write the result: column {name!r} holds a value that is not {kind} "
+            f"({type(error).__name__}: {error})"
+        )
+        raise ProcessException(msg) from error
 
 
 def _transposed(chunk: Sequence[tuple], width: int) -> list[list[Any]]:
@@ -169,7 +183,7 @@ def _batch(
     else:
         types = list(schema.types)
     columns = _transposed(chunk, len(names))
-    arrays = [_column(col, t) for col, t in zip(columns, types, strict=True)]
+    arrays = [_named_column(n, col, t) for n, col, t in zip(names, columns, types, strict=True)]
     if schema is None:
         arrays = [
             a.cast(pa.decimal128(38, a.type.scale)) if pa.types.is_decimal(a.type) else a

@@ -20,7 +20,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from flowcore.controller_service import ControllerService, ServiceContext
 from flowcore.errors import ConfigurationError
-from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
+from flowcore.properties import (
+    AllowableValue,
+    ExpressionLanguageScope,
+    PropertyDependency,
+    PropertyDescriptor,
+)
 from flowcore.validators import INTEGER_VALIDATOR, NON_NEGATIVE_INTEGER_VALIDATOR, Validator
 from processors.sql.jdbc_url import check_driver, sqlalchemy_url, transit_uri
 
@@ -72,14 +77,44 @@ DB_DRIVER_LOCATION = PropertyDescriptor(
     description="Comma-separated list of files/folders and/or URLs containing the driver JAR "
     "(kept from NiFi flows, not used)",
     el_scope=_ENV,
-    aliases=("database-driver-locations",),
+    aliases=("database-driver-locations", "Database Driver Locations"),  # NiFi 2's name
 )
 DB_USER = PropertyDescriptor("Database User", description="Database user name", el_scope=_ENV)
+#: NiFi 2's Password Source values (``DBCPProperties.PasswordSource``).
+PASSWORD_SOURCE_PASSWORD = "PASSWORD"
+PASSWORD_SOURCE_PROVIDER = "PASSWORD_PROVIDER"
+PASSWORD_SOURCE = PropertyDescriptor(
+    "Password Source",
+    description="Specifies whether to supply the database password directly or obtain it from "
+    "a Database Password Provider (flowcore: Password only).",
+    default=PASSWORD_SOURCE_PASSWORD,
+    required=True,
+    allowable_values=(
+        AllowableValue(
+            PASSWORD_SOURCE_PASSWORD,
+            "Password",
+            "Use the configured Password property for database authentication.",
+        ),
+        AllowableValue(
+            PASSWORD_SOURCE_PROVIDER,
+            "Password Provider",
+            "Obtain database passwords from a configured Database Password Provider.",
+        ),
+    ),
+)
 DB_PASSWORD = PropertyDescriptor(
     "Password",
     description="The password for the database user",
     sensitive=True,
     el_scope=_ENV,
+    dependencies=(PropertyDependency("Password Source", (PASSWORD_SOURCE_PASSWORD,)),),
+)
+DB_PASSWORD_PROVIDER = PropertyDescriptor(
+    "Database Password Provider",
+    description="Controller Service that supplies database passwords on demand (NiFi 2; not "
+    "supported by flowcore).",
+    identifies_service="DatabasePasswordProvider",
+    dependencies=(PropertyDependency("Password Source", (PASSWORD_SOURCE_PROVIDER,)),),
 )
 MAX_WAIT_TIME = PropertyDescriptor(
     "Max Wait Time",
@@ -209,7 +244,9 @@ class DBCPConnectionPool(DBCPService):
         DB_DRIVER_LOCATION,
         KERBEROS_USER_SERVICE,
         DB_USER,
+        PASSWORD_SOURCE,
         DB_PASSWORD,
+        DB_PASSWORD_PROVIDER,
         MAX_WAIT_TIME,
         MAX_TOTAL_CONNECTIONS,
         VALIDATION_QUERY,
@@ -251,6 +288,13 @@ class DBCPConnectionPool(DBCPService):
                 "krbsrvname with a ticket from kinit)"
             )
             raise ConfigurationError(msg)
+        if context.get_property(PASSWORD_SOURCE).value == PASSWORD_SOURCE_PROVIDER:
+            msg = (
+                f"DBCPConnectionPool {self.name!r}: Password Source 'Password Provider' is not "
+                "supported by flowcore (no Database Password Provider services); set Password "
+                "Source to 'Password' and give the Password, e.g. as a sensitive parameter"
+            )
+            raise ConfigurationError(msg)
         raw = context.get_property(DATABASE_URL).value or ""
         user = context.get_property(DB_USER).value
         password = context.get_property(DB_PASSWORD).value
@@ -282,18 +326,6 @@ class DBCPConnectionPool(DBCPService):
         self._engine = engine
         self._engine_key = key
         self._enabling = next(_ENABLINGS)
-
-    def sensitive_values(self) -> list[str]:
-        """The Password and the ``SENSITIVE.`` driver properties' values (redacted everywhere).
-
-        The base class reads the declared properties only; a sensitive dynamic property is a
-        secret too (an SSL key's password, a token).
-        """
-        values = super().sensitive_values()
-        for name, value in self.dynamic_properties.items():
-            if name.startswith(SENSITIVE_PREFIX) and value:
-                values.append(str.__str__(value))
-        return values
 
     def _driver_arguments(self, context: ServiceContext) -> dict[str, Any]:
         """The dynamic properties as the driver's connect arguments (NiFi's connection properties).

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any, ClassVar
 
+from flowcore.errors import ProcessException
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.properties import PropertyDescriptor
@@ -22,7 +23,7 @@ NORMALIZE_NAMES = PropertyDescriptor(
     default="false",
     required=True,
     allowable_values=("true", "false"),
-    aliases=("dbf-normalize",),
+    aliases=("dbf-normalize", "Normalize Table and Column Names"),  # NiFi 2's JdbcProperties
 )
 USE_AVRO_LOGICAL_TYPES = PropertyDescriptor(
     "Use Avro Logical Types",
@@ -99,16 +100,43 @@ class AvroResults(base.ResultWriter):
             nonlocal count
             chunk: list[tuple] | None = first
             while chunk:
-                for row in chunk:
-                    yield {
-                        name: (None if value is None else fn(value))
-                        for name, value, fn in zip(names, row, convert, strict=True)
-                    }
+                for at, row in enumerate(chunk, count):
+                    try:
+                        yield {
+                            name: (None if value is None else fn(value))
+                            for name, value, fn in zip(names, row, convert, strict=True)
+                        }
+                    except (ValueError, TypeError, ArithmeticError) as error:
+                        raise _unconvertible(names, kinds, row, convert, at) from error
                 count += len(chunk)
                 chunk = next(rows, None)
 
         fastavro.writer(out, fastavro.parse_schema(schema), records(), codec=self.codec)
         return count
+
+
+def _unconvertible(
+    names: Sequence[str],
+    kinds: Sequence[str],
+    row: Sequence[Any],
+    convert: Sequence[Any],
+    index: int,
+) -> ProcessException:
+    """The error naming the column and row whose value the Avro schema cannot hold."""
+    for name, kind, value, fn in zip(names, kinds, row, convert, strict=True):
+        try:
+            if value is not None:
+                fn(value)
+        except (ValueError, TypeError, ArithmeticError) as error:
+            shown = repr(value) if len(repr(value)) <= 80 else repr(value)[:77] + "..."
+            msg = (
+                f"cannot write the result as Avro: column {name!r} of row {index + 1} holds "
+                f"{shown}, which cannot be written as the column's type {kind} "
+                f"({type(error).__name__}: {error})"
+            )
+            return ProcessException(msg)
+    msg = f"cannot write row {index + 1} of the result as Avro"
+    return ProcessException(msg)
 
 
 class ExecuteSQL(base.AbstractExecuteSQL):

@@ -14,6 +14,7 @@ from flowcore.validators import (
     TIME_PERIOD_VALIDATOR,
 )
 from processors.lookup_record import RECORD_PATH_VALIDATOR
+from processors.sql.database_types import database_type_descriptor
 
 _FF = ExpressionLanguageScope.FLOWFILE_ATTRIBUTES
 PUT_DATABASE_RECORD_ERROR = "putdatabaserecord.error"
@@ -47,11 +48,10 @@ RECORD_READER = PropertyDescriptor(
     identifies_service="RecordReaderFactory",
     aliases=("put-db-record-record-reader",),
 )
-DB_TYPE = PropertyDescriptor(
-    "Database Type",
-    default="Generic",
-    aliases=("db-type",),
-    description="The type/flavor of database (flowcore takes the dialect from the pool).",
+DB_TYPE = database_type_descriptor(
+    "Database Type for generating statements specific to a particular service or vendor "
+    "(flowcore takes the dialect from the pool).",
+    "db-type",
 )
 STATEMENT_TYPE = PropertyDescriptor(
     "Statement Type",

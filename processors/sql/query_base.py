@@ -31,6 +31,7 @@ from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
 from processors.sql import execute_base as base
+from processors.sql.database_types import database_type_descriptor
 from processors.sql.execute_base import fetch_batches
 from processors.sql.pg_reads import Streamed as _Streamed
 from processors.sql.pg_reads import chunked_rows as _chunked_rows
@@ -47,12 +48,10 @@ RESULT_ROW_COUNT = "querydbtable.row.count"
 
 REL_SUCCESS = Relationship("success", "Successfully created FlowFile from SQL query result set.")
 
-DB_TYPE = PropertyDescriptor(
-    "Database Type",
-    description="The type/flavor of database, used for generating database-specific code "
+DB_TYPE = database_type_descriptor(
+    "Database Type for generating statements specific to a particular service or vendor "
     "(flowcore's statements are the same for all).",
-    default="Generic",
-    aliases=("db-fetch-db-type",),
+    "db-fetch-db-type",
 )
 TABLE_NAME = PropertyDescriptor(
     "Table Name",
@@ -527,12 +526,6 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         """A failed read leaves the maxima as committed: the rows are read again later."""
         del state, items
         return dict(committed)
-
-    def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """List and read in one session (the harness), the services the session's."""
-        if context.service_lookup is None:
-            context.service_lookup = session.controller_service
-        super().on_trigger(context, session)
 
     # --- reading (a task) ------------------------------------------------------------------
 

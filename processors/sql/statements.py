@@ -14,12 +14,14 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from flowcore.errors import ProcessException
+from flowcore.errors import FlowcoreError, ProcessException
 
 __all__ = [
     "JDBC_TYPES",
     "SQLFailure",
     "bind_value",
+    "describe_error",
+    "is_database_error",
     "is_retryable",
     "split_statements",
     "sql_args",
@@ -185,11 +187,39 @@ def split_statements(text: str | None) -> list[str]:
     return [part.replace("\\;", ";").strip() for part in parts if part.strip()]
 
 
+#: PEP 249's bases: every driver's errors but ``Error`` and ``Warning`` derive from one.
+_DBAPI_BASES = frozenset({"DatabaseError", "InterfaceError"})
+
+
+def is_database_error(error: BaseException) -> bool:
+    """Whether *error* is the database's: a driver's DB-API error, or SQLAlchemy's wrapping.
+
+    Anything else (a value the Avro or Record writer could not convert, a record that could not
+    be read) is not, and its message must not name the database as the culprit.
+    """
+    for cls in type(error).__mro__:
+        module = cls.__module__
+        if module == "builtins":
+            continue
+        if cls.__name__ in _DBAPI_BASES or module.split(".")[0] == "sqlalchemy":
+            return True
+    return False
+
+
 def describe_error(error: BaseException, system: str, password: str | None = None) -> str:
-    """One line naming the database and the cause (the driver's own first line)."""
+    """One line naming the culprit and the cause.
+
+    A database's error is named after *system* (the database, its URL) with the driver's own
+    first line; any other error keeps its own message, which names what failed (a column's
+    value, a record), with its type when it is not one of flowcore's.
+    """
     original = getattr(error, "orig", None) or error
     text = str(original).strip().splitlines()
     line = text[0] if text else type(original).__name__
     if password:
         line = line.replace(password, "********")
-    return f"{system}: {line}"
+    if is_database_error(error):
+        return f"{system}: {line}"
+    if isinstance(original, FlowcoreError):
+        return line
+    return f"{type(original).__name__}: {line}"

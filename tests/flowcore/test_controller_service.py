@@ -147,6 +147,27 @@ def test_sensitive_values_never_show_in_repr_or_the_recorded_fingerprint() -> No
     assert "Table File" in service.fingerprint()
 
 
+class DriverOptions(ControllerService):
+    """Takes driver options as dynamic properties, ``SENSITIVE.`` ones secrets (as DBCP's)."""
+
+    supports_dynamic_properties: ClassVar = True
+    URL = PropertyDescriptor("URL")
+    property_descriptors: ClassVar = (URL,)
+
+    def dynamic_descriptor(self, name: str) -> PropertyDescriptor:
+        return PropertyDescriptor(name, sensitive=name.startswith("SENSITIVE."), dynamic=True)
+
+
+def test_sensitive_dynamic_properties_are_secrets_of_any_service() -> None:
+    """The base class redacts and leaves out of the fingerprint every value its dynamic
+    descriptor calls sensitive, not only declared ones (no override needed)."""
+    service = DriverOptions("d", url="db://x", **{"SENSITIVE.key": "hunter2", "timeout": "5"})
+    assert service.sensitive_values() == ["hunter2"]
+    assert service.sensitive_names() == {"SENSITIVE.key"}
+    assert "hunter2" not in service.fingerprint()
+    assert "timeout" in service.fingerprint()
+
+
 def test_a_service_property_takes_the_service_itself(table: Path) -> None:
     """A processor's service property given the service object keeps its name (the handle)."""
     service = LookupTable("codes", table_file=str(table))

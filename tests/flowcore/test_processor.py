@@ -130,6 +130,25 @@ def _secret() -> SensitiveText:
     return SensitiveText("hunter2", Parameter("pw", "hunter2", sensitive=True))
 
 
+class SecretiveDynamic(Secretive):
+    """Secretive whose ``SENSITIVE.`` dynamic properties are secrets too."""
+
+    supports_dynamic_properties = True
+
+    def get_dynamic_property_descriptor(self, name: str) -> PropertyDescriptor:
+        return PropertyDescriptor(name, sensitive=name.startswith("SENSITIVE."), dynamic=True)
+
+
+def test_sensitive_values_cover_declared_dynamic_and_parameter_secrets() -> None:
+    """What messages are redacted with: sensitive properties written or read from parameters,
+    declared or dynamic, and sensitive parameters bound; ordinary values are not secrets."""
+    processor = SecretiveDynamic(
+        password="pw-1", greeting="hello", **{"SENSITIVE.token": "#{pw}", "plain": "open"}
+    )
+    processor.bind_parameters({"pw": _secret()})
+    assert sorted(processor.sensitive_values()) == ["hunter2", "hunter2", "pw-1"]
+
+
 def test_parameters_are_substituted_when_values_are_read() -> None:
     """Bound values replace references in every reading path; validators see the values."""
     processor = Configurable(line_split_count="#{n}", max_bin_age="#{age} sec")

@@ -27,6 +27,7 @@ from processors import (
     GenerateFlowFile,
     GetFile,
     LogAttribute,
+    PutEmail,
     PutFile,
     SplitText,
     UpdateAttribute,
@@ -418,3 +419,16 @@ def test_a_renamed_map_cache_service_keeps_its_entries(tmp_path: Path) -> None:
     second = run_flow(_dedupe_flow("orders seen"), "direct", repository=repository)
     assert second.renamed == {"service seen": "service orders seen"}
     assert second.transfers["dedupe"] == {"duplicate": (1, 1)}
+
+
+def test_a_secret_never_enters_the_recorded_fingerprint() -> None:
+    """A sensitive value counts only as set: two secrets give one fingerprint, unset another."""
+
+    def recorded(**password: str) -> str:
+        flow = Flow("secret")
+        flow.add(PutEmail(smtp_hostname="h", **password), name="mail")
+        ((_, _, fingerprint),) = FlowRecord.of(flow).components.values()
+        return fingerprint
+
+    assert recorded(smtp_password="pw-one") == recorded(smtp_password="pw-two")
+    assert recorded(smtp_password="pw-one") != recorded()

@@ -400,11 +400,12 @@ def test_an_unanswered_request_expires_503_and_its_flowfile_fails_later(tmp_path
     gone): the client was answered once."""
     options = {"context_map": {"Request Expiration": "500 millis"}}
     with handling(tmp_path, responding=False, **options) as run:
-        started = time.monotonic()
         late = httpx.post(run.url + "/slow", content=b"late", timeout=10)
-        waited = time.monotonic() - started
+    # "Timeout occurred" is the expiry sweep's answer (a refusal says "Service Unavailable"),
+    # and the FlowFile failing below shows the request was held, not refused on arrival.
     assert (late.status_code, late.reason_phrase) == (503, "Timeout occurred")
-    assert 0.4 < waited < 5
+    assert run.result is not None
+    assert run.result.count("request", "success") == 1
     with handling(tmp_path, **options) as again:
         time.sleep(0.3)  # the queued FlowFile's micro-batch
     assert again.result is not None

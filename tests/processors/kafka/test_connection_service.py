@@ -37,6 +37,21 @@ def test_sasl_settings_become_librdkafka_configuration():
     assert service.transit_uri_base == "kafka://b1:9092"
 
 
+def test_nifi_2_display_names_set_the_sasl_credentials():
+    """NiFi 2 shows SASL Username and SASL Password: either name sets the same property."""
+    service = _enabled(
+        **{
+            "Bootstrap Servers": "b:1",
+            "Security Protocol": "SASL_PLAINTEXT",
+            "SASL Mechanism": "PLAIN",
+            "SASL Username": "u",
+            "SASL Password": "pw-2",
+        }
+    )
+    config = service.client_config()
+    assert (config["sasl.username"], config["sasl.password"]) == ("u", "pw-2")
+
+
 def test_plaintext_leaves_credentials_out():
     """PLAINTEXT (the default) sends no SASL settings even if a password is set."""
     config = _enabled(bootstrap_servers="b:1", password="x").client_config()

@@ -65,6 +65,23 @@ def test_missing_file_goes_to_not_found(sftp_server: SftpServer, remote: Path) -
     )
 
 
+def test_log_level_when_file_not_found(sftp_server: SftpServer, remote: Path, caplog: Any) -> None:
+    """NiFi's Log Level When File Not Found (old name accepted): WARN logs a warning, NONE
+    nothing; the FlowFile goes to not.found either way."""
+    for name, level, expected in (
+        ("Log Level When File Not Found", "WARN", [logging.WARNING]),
+        ("fetchfiletransfer-notfound-loglevel", "NONE", []),
+    ):
+        caplog.clear()
+        runner = _runner(sftp_server, **{name: level})
+        runner.enqueue(b"", {"path": f"/{remote.name}", "filename": "nope"})
+        with caplog.at_level(logging.DEBUG, logger="flowcore.processors"):
+            runner.run()
+        runner.assert_all_flowfiles_transferred("not.found", 1)
+        found = [r.levelno for r in caplog.records if "routing to not.found" in r.getMessage()]
+        assert found == expected, level
+
+
 def test_refused_password_is_a_comms_failure_without_the_secret(
     sftp_server: SftpServer, remote: Path, caplog: Any
 ) -> None:

@@ -292,6 +292,31 @@ def test_kerberos_user_service_is_refused() -> None:
         )
 
 
+def test_nifi_2_names_password_source_and_its_provider_refused() -> None:
+    """NiFi 2's Database Driver Locations and Password Source are properties, not driver
+    arguments; Password Source 'Password Provider' is refused naming what to use instead."""
+    service = DBCPConnectionPool(
+        "db",
+        **{
+            "Database Connection URL": "jdbc:sqlite::memory:",
+            "Database Driver Locations": "/opt/drivers",
+            "Password Source": "PASSWORD",
+        },
+    )
+    assert service.validate() == ()
+    assert service.dynamic_properties == {}
+    assert service.get_property("Database Driver Location(s)").value == "/opt/drivers"
+    wrong = DBCPConnectionPool("db", **{"Database Connection URL": "x", "Password Source": "pw"})
+    assert any("Password Source" in str(p) for p in wrong.validate())
+    with pytest.raises(ConfigurationError, match="'Password Provider' is not supported"):
+        _enable(
+            **{
+                "Database Connection URL": "jdbc:sqlite::memory:",
+                "Password Source": "PASSWORD_PROVIDER",
+            }
+        )
+
+
 def test_idle_connection_evicted_and_pool_settings_key_the_engine(postgres) -> None:
     """With Time Between Eviction Runs set, a connection idle past Minimum Evictable Idle
     Time is replaced at its next checkout; a pool of other settings never takes the engine."""

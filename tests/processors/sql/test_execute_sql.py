@@ -412,3 +412,27 @@ def test_nifi_1_property_names_are_accepted() -> None:
         assert descriptor is not None
         assert processor.effective_value(descriptor) == value, old
         assert not processor.dynamic_properties, old
+
+
+def test_nifi_2_property_names_are_accepted() -> None:
+    """NiFi 2's JdbcProperties name: Normalize Table and Column Names sets the property, not a
+    dynamic one (which would be taken for a statement argument)."""
+    processor = ExecuteSQL(**{"Normalize Table and Column Names": "true"})
+    descriptor = processor.resolve_descriptor("Normalize Table/Column Names")
+    assert descriptor is not None
+    assert processor.effective_value(descriptor) == "true"
+    assert not processor.dynamic_properties
+
+
+def test_a_value_avro_cannot_hold_names_its_column_not_the_database(tmp_path: Path) -> None:
+    """A value the Avro writer cannot convert is blamed on its column and row, not the URL."""
+    path = tmp_path / "db.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("create table t (id integer, n integer)")
+        db.executemany("insert into t values (?, ?)", [(1, 5), (2, "oops")])
+    runner = _runner(f"jdbc:sqlite:{path}")
+    runner.enqueue(b"select * from t")
+    runner.run()
+    message = runner.flowfiles_for("failure")[0].attributes["executesql.error.message"]
+    assert "column 'n' of row 2 holds 'oops'" in message
+    assert "sqlite:" not in message

@@ -148,3 +148,30 @@ def test_flowfile_attribute_resolution(tmp_path: Path) -> None:
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     runner.flowfiles_for("success")[0].assert_content_equals("id|val1|val2\n0|1|1\n1|1|1\n")
+
+
+def test_a_value_the_writer_cannot_hold_names_its_column_not_the_database(
+    tmp_path: Path,
+) -> None:
+    """A value the record batch cannot convert is blamed on its column, not the URL."""
+    path = tmp_path / "db.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("create table t (id integer, n integer)")
+        db.executemany("insert into t values (?, ?)", [(1, 5), (2, "oops")])
+    runner = _runner(f"jdbc:sqlite:{path}")
+    runner.enqueue(b"select * from t")
+    runner.run()
+    message = runner.flowfiles_for("failure")[0].attributes["executesql.error.message"]
+    assert message.startswith("cannot write the result: column 'n' holds a value that is not int64")
+    assert "sqlite:" not in message
+
+
+def test_a_database_error_still_names_the_database(tmp_path: Path) -> None:
+    """The database's own error keeps its URL in front (the culprit there)."""
+    path = tmp_path / "db.sqlite"
+    sqlite3.connect(path).close()
+    runner = _runner(f"jdbc:sqlite:{path}")
+    runner.enqueue(b"select * from missing")
+    runner.run()
+    message = runner.flowfiles_for("failure")[0].attributes["executesql.error.message"]
+    assert message == f"sqlite:{path}: no such table: missing"
