@@ -93,12 +93,10 @@ def test_a_request_not_committed_in_time_gets_503_and_never_lands(tmp_path: Path
     with listening(tmp_path, threshold=1, **{"Max Unconfirmed Flowfile Time": "500 millis"}) as run:
         first = httpx.post(run.url, content=b"first", timeout=10)
         time.sleep(0.3)  # the first commit fills the queue: the stage is held back
-        started = time.monotonic()
         second = httpx.post(run.url, content=b"second", timeout=10)
-        waited = time.monotonic() - started
         time.sleep(0.3)
     assert (first.status_code, second.status_code) == (200, 503)
-    assert 0.4 < waited < 5
+    assert second.content == b"Service Unavailable: not committed in time"  # not refused on arrival
     assert run.result is not None
     assert run.result.count("listen", "success") == 1
 
