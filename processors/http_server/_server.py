@@ -284,7 +284,7 @@ class _Handler(BoundedHeadersHandler):
             if body is None:
                 return
         try:
-            pieces = received(body, self.headers, self.config.records)
+            pieces = received(body, self.headers, self.config.records, limit=self.config.max_body)
         except Refused as refused:
             log.error(
                 "Unable to receive file from Remote Host: [%s] SubjectDN [%s] IssuerDN [%s] "
