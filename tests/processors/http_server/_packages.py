@@ -49,14 +49,20 @@ def sparse_member(name: str, declared: int) -> bytes:
     return bytes(header) + b"z" * 512
 
 
+def sparse_tar(files: dict[str, bytes], name: str, declared: int) -> bytes:
+    """A tar of *files*, then the sparse entry *name* declaring *declared* bytes."""
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.GNU_FORMAT) as archive:
+        for file, data in files.items():
+            info = tarfile.TarInfo(file)
+            info.size = len(data)
+            archive.addfile(info, io.BytesIO(data))
+        archive.fileobj.write(sparse_member(name, declared))  # type: ignore[union-attr]
+        archive.offset += 1024  # the header and its one block, so that close() pads after them
+    return out.getvalue()
+
+
 def sparse_package_v1(declared: int) -> bytes:
     """A FlowFile Tar v1 package whose ``flowfile.content`` is a sparse entry of *declared*."""
     attributes = properties_xml({"filename": "sparse"})
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w", format=tarfile.GNU_FORMAT) as archive:
-        info = tarfile.TarInfo("flowfile.attributes")
-        info.size = len(attributes)
-        archive.addfile(info, io.BytesIO(attributes))
-        archive.fileobj.write(sparse_member("flowfile.content", declared))
-        archive.offset += 1024
-    return out.getvalue()
+    return sparse_tar({"flowfile.attributes": attributes}, "flowfile.content", declared)
