@@ -1,4 +1,4 @@
-"""Tests for UnpackContent's readers: the seekable view, the expansion bound, permissions."""
+"""Tests for UnpackContent's readers: seekable view, expansion bound, permissions, sparse TARs."""
 
 from __future__ import annotations
 
