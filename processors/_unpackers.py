@@ -15,7 +15,9 @@ Compression bombs are bounded: :func:`~processors._expansion.expansion_limit` (s
 CompressContent) caps the bytes one archive may unpack to
 (:data:`MAX_EXPANSION` times its size plus :data:`EXPANSION_ALLOWANCE`), ZIP entries whose data
 overlap (the trick that makes a 10 MB ZIP unpack to terabytes) are refused, and ``zipfile``
-never reads past an entry's declared size.
+never reads past an entry's declared size. Sparse TAR entries (GNU or PAX sparse) are refused in
+a TAR and in a FlowFile Tar v1 package: a 3 KB entry can declare gigabytes of holes, which
+``tarfile`` fills with zeros as the entry is read.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ __all__ = [
     "UnpackError",
     "ZipOptions",
     "check_entry_count",
+    "check_not_sparse",
     "expansion_limit",
     "flowfile_stream_entries",
     "flowfile_tar_entries",
@@ -125,6 +128,21 @@ def check_entry_count(count: int) -> None:
         raise UnpackError(msg)
 
 
+def check_not_sparse(member: tarfile.TarInfo) -> None:
+    """Raise :class:`UnpackError` when *member* is a sparse file (GNU or PAX sparse).
+
+    Its declared size is mostly holes that ``tarfile`` fills with zeros while it is read: a few
+    kilobytes of archive can declare gigabytes. Refused before a byte of it is read.
+    """
+    if member.issparse():
+        msg = (
+            f"the entry {member.name!r} is a sparse file declaring {member.size} bytes: sparse "
+            "entries are not unpacked (a few bytes of them can stand for gigabytes of holes); "
+            "archive the file without --sparse"
+        )
+        raise UnpackError(msg)
+
+
 def permissions(mode: int) -> str:
     """NiFi's ``rwxr-xr-x`` form of the permission bits of *mode*."""
     return "".join(c if mode & (1 << (8 - i)) else "-" for i, c in enumerate("rwxrwxrwx"))
@@ -157,6 +175,7 @@ def tar_entries(stream: Any, archive_size: int, file_filter: FlowPattern) -> Ite
             for member in archive:
                 if member.isdir() or not file_filter.search(member.name):
                     continue
+                check_not_sparse(member)
                 total += member.size
                 _check_expansion(total, archive_size)
                 content = archive.extractfile(member) if member.isreg() else None
@@ -387,19 +406,22 @@ def flowfile_stream_entries(stream: Any, version: int) -> Iterator[Entry]:
         raise UnpackError(str(ex)) from None
 
 
-def flowfile_tar_entries(stream: Any) -> Iterator[Entry]:
+def flowfile_tar_entries(stream: Any, *, first_only: bool = False) -> Iterator[Entry]:
     """The FlowFiles of a FlowFile Tar v1 package: ``flowfile.attributes`` then ``.content``.
 
-    NiFi reads only a package's first FlowFile; the tars MergeContent writes back to back are
-    all read here (``ignore_zeros`` reads past each one's end-of-archive blocks).
+    NiFi's ``FlowFileUnpackagerV1`` reads only a package's first FlowFile (*first_only*, as
+    ListenHTTP reads a request's body); UnpackContent reads all the tars MergeContent writes
+    back to back (``ignore_zeros`` reads past each one's end-of-archive blocks). A sparse entry
+    is refused (:func:`check_not_sparse`).
 
     Raises:
-        UnpackError: not such a package, or cut short.
+        UnpackError: not such a package, cut short, or holding a sparse entry.
     """
     try:
-        with tarfile.open(fileobj=stream, mode="r|", ignore_zeros=True) as archive:
+        with tarfile.open(fileobj=stream, mode="r|", ignore_zeros=not first_only) as archive:
             attributes: dict[str, str] | None = None
             for member in archive:
+                check_not_sparse(member)
                 if attributes is None:
                     if member.name != "flowfile.attributes" or member.size > 64 << 20:
                         msg = f"expected the entry flowfile.attributes, found {member.name!r}"
@@ -412,6 +434,8 @@ def flowfile_tar_entries(stream: Any) -> Iterator[Entry]:
                     raise UnpackError(msg)
                 yield Entry(attributes, archive.extractfile(member), member.size)
                 attributes = None
+                if first_only:
+                    return
             if attributes is not None:
                 msg = "the package ends after flowfile.attributes, without flowfile.content"
                 raise UnpackError(msg)

@@ -7,7 +7,8 @@ line alone is too long), and the connection is closed. The body must say its len
 (Content-Length; a chunked body gets 411) and stay within the size limit, and a
 multipart/form-data body within Multipart Request Max Size too (413 before a byte of it is
 read); the socket times out after :data:`SOCKET_TIMEOUT_S` without progress, so a stalled
-client cannot hold a thread for ever.
+client cannot hold a thread for ever, and an HTTPS connection's TLS handshake must be done
+within :data:`~processors.http_server._tls.HANDSHAKE_DEADLINE_S` in all.
 """
 
 from __future__ import annotations
@@ -25,7 +26,13 @@ import attrs
 
 from processors.http_server._inbox import SERVICE_UNAVAILABLE, Held, Inbox
 from processors.http_server._received import ACCEPT_HEADERS, Refused, received
-from processors.http_server._tls import TlsServerMixin, handshake, peer_certificate, principal
+from processors.http_server._tls import (
+    HANDSHAKE_DEADLINE_S,
+    TlsServerMixin,
+    handshake,
+    peer_certificate,
+    principal,
+)
 
 __all__ = [
     "NO_DN",
@@ -145,13 +152,15 @@ class BoundedHeadersHandler(BaseHTTPRequestHandler):
     Attributes:
         max_header: the most bytes of request line and headers taken (set on the handler class
             each server makes).
+        handshake_deadline_s: the seconds an HTTPS connection's whole TLS handshake may take.
     """
 
     max_header: int = 8 * 1024
+    handshake_deadline_s: float = HANDSHAKE_DEADLINE_S
 
     def handle(self) -> None:
-        """The connection's requests, after its TLS handshake (HTTPS) succeeded."""
-        if handshake(self, SOCKET_TIMEOUT_S):
+        """The connection's requests, after its TLS handshake (HTTPS) succeeded in time."""
+        if handshake(self, self.handshake_deadline_s):
             super().handle()
 
     def parse_request(self) -> bool:
@@ -284,7 +293,7 @@ class _Handler(BoundedHeadersHandler):
             if body is None:
                 return
         try:
-            pieces = received(body, self.headers, self.config.records)
+            pieces = received(body, self.headers, self.config.records, limit=self.config.max_body)
         except Refused as refused:
             log.error(
                 "Unable to receive file from Remote Host: [%s] SubjectDN [%s] IssuerDN [%s] "

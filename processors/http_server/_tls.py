@@ -4,7 +4,8 @@ ListenHTTP and HandleHttpRequest serve HTTPS when an SSL Context Service is set,
 Jetty connectors do: the service's keystore is the server's certificate, its truststore the
 authorities client certificates must lead to, and Client Authentication says whether a client
 certificate is asked for (WANT) or required (REQUIRED: a handshake without one fails). The
-handshake runs in the connection's own thread, so a slow client holds only its thread.
+handshake runs in the connection's own thread, so a slow client holds only its thread, and for
+:data:`HANDSHAKE_DEADLINE_S` at most (the whole handshake, however slowly its bytes come).
 
 Distinguished names are written as NiFi's ``StandardPrincipalFormatter`` writes them (RFC 1779,
 most specific first, ``", "`` between elements: ``CN=client, O=Example, C=US``).
@@ -23,6 +24,7 @@ from flowcore.ssl_context import StandardSSLContextService
 
 __all__ = [
     "HANDLE_CLIENT_AUTH",
+    "HANDSHAKE_DEADLINE_S",
     "TlsServerMixin",
     "certificate_attributes",
     "handshake",
@@ -34,6 +36,11 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
+
+#: Seconds a TLS handshake may take in all before its connection is closed. A handshake takes
+#: milliseconds; a client that has not finished one in this time is stalled or trickling, and
+#: holds a thread (HandleHttpRequest: one of its Maximum Threads) until then.
+HANDSHAKE_DEADLINE_S = 10.0
 
 #: HandleHttpRequest's Client Authentication values -> the policy they stand for.
 HANDLE_CLIENT_AUTH = {
@@ -111,23 +118,29 @@ class TlsServerMixin:
         return wrapped, address
 
 
-def handshake(handler: Any, timeout_s: float) -> bool:
+def handshake(handler: Any, deadline_s: float) -> bool:
     """Complete the TLS handshake of *handler*'s connection; False (logged) when it fails.
 
     A plain connection passes at once. A client that shows no certificate where one is
     required, or one the truststore does not lead to, fails here: its connection is closed
-    without an HTTP answer, as Jetty closes it.
+    without an HTTP answer, as Jetty closes it. So does a client whose handshake is not done
+    within *deadline_s* seconds in all: CPython's ``do_handshake`` takes the socket's timeout
+    as the whole handshake's deadline (it does not restart with each byte received), so a
+    client trickling its hello holds the connection's thread (a Maximum Threads slot of
+    HandleHttpRequest) that long at most. The connection's own timeout is put back after.
     """
     connection = handler.connection
     if not isinstance(connection, ssl.SSLSocket):
         return True
-    connection.settimeout(timeout_s)
+    idle = connection.gettimeout()
+    connection.settimeout(deadline_s)
     try:
         connection.do_handshake()
     except (ssl.SSLError, OSError) as error:
         log.info("TLS handshake with %s failed: %s", handler.client_address[0], error)
         handler.close_connection = True
         return False
+    connection.settimeout(idle)
     return True
 
 

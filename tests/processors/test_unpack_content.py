@@ -18,6 +18,7 @@ from flowcore.testing import TestRunner
 from processors import GetFile, MergeContent, PutFile, UnpackContent, _unpackers
 from processors._packaging import flowfile_stream_header, properties_xml
 from repositories.repository_set import RepositorySet
+from tests.processors.http_server._packages import sparse_package_v1, sparse_tar
 
 FILES = {"folder/cal.txt": b"calendar\n" * 30, "folder/date.txt": b"2024-01-02\n"}
 
@@ -151,6 +152,16 @@ def test_bad_data_goes_to_failure_with_nothing_unpacked() -> None:
         runner.assert_all_flowfiles_transferred("failure", 1)
         runner.flowfiles_for("failure")[0].assert_content_equals(content)
         assert all(e.event_type is not ProvenanceEventType.FORK for e in runner.provenance_events)
+
+
+def test_a_sparse_tar_entry_goes_to_failure_unread() -> None:
+    """A GNU sparse entry (a 10 KB archive declaring 1 MiB of holes) is refused, in a TAR and
+    in a FlowFile Tar v1 package: nothing unpacked, the input to failure as it came."""
+    tar = sparse_tar({"plain.txt": b"plain"}, "holes.bin", 1 << 20)
+    for content, fmt in ((tar, "tar"), (sparse_package_v1(1 << 20), "flowfile-tar-v1")):
+        runner = _run(content, packaging_format=fmt)
+        runner.assert_all_flowfiles_transferred("failure", 1)
+        runner.flowfiles_for("failure")[0].assert_content_equals(content)
 
 
 def test_mime_type_missing_or_other() -> None:

@@ -1,4 +1,4 @@
-"""Tests for UnpackContent's readers: the seekable view, the expansion bound, permissions."""
+"""Tests for UnpackContent's readers: seekable view, expansion bound, permissions, sparse TARs."""
 
 from __future__ import annotations
 
@@ -6,7 +6,18 @@ import io
 import os
 from contextlib import contextmanager
 
-from processors._unpackers import SeekableContent, expansion_limit, permissions
+import pytest
+
+from flowcore.patterns import compile_pattern
+from processors._unpackers import (
+    SeekableContent,
+    UnpackError,
+    expansion_limit,
+    flowfile_tar_entries,
+    permissions,
+    tar_entries,
+)
+from tests.processors.http_server._packages import package_v1, sparse_package_v1, sparse_tar
 
 
 def test_seekable_content_reopens_only_when_seeking_elsewhere() -> None:
@@ -36,3 +47,23 @@ def test_expansion_limit_and_permissions() -> None:
     assert expansion_limit(1 << 20) == 1_000 * (1 << 20) + (100 << 20)
     assert permissions(0o100754) == "rwxr-xr--"
     assert permissions(0o4777) == "rwxrwxrwx"
+
+
+def test_sparse_entries_are_refused_before_they_are_read() -> None:
+    """A GNU sparse entry declaring 3 GiB in a 10 KB tar: UnpackError from both tar readers,
+    as the entry is reached (the plain entry before it is still given)."""
+    tar = sparse_tar({"plain.txt": b"plain"}, "holes.bin", 3 << 30)
+    entries = tar_entries(io.BytesIO(tar), 1 << 40, compile_pattern(".*"))
+    assert next(entries).content.read() == b"plain"
+    with pytest.raises(UnpackError, match=r"'holes\.bin' is a sparse file"):
+        next(entries)
+    with pytest.raises(UnpackError, match=r"'flowfile\.content' is a sparse file"):
+        list(flowfile_tar_entries(io.BytesIO(sparse_package_v1(3 << 30))))
+
+
+def test_flowfile_tar_first_only_reads_one_package() -> None:
+    """first_only (ListenHTTP, NiFi's FlowFileUnpackagerV1): the first of two packages."""
+    two = package_v1({"filename": "a"}, b"1") + package_v1({"filename": "b"}, b"2")
+    assert len(list(flowfile_tar_entries(io.BytesIO(two)))) == 2
+    (first,) = flowfile_tar_entries(io.BytesIO(two), first_only=True)
+    assert first.attributes == {"filename": "a"}

@@ -18,12 +18,13 @@ from flowcore.settings import Settings
 from flowcore.ssl_context import StandardSSLContextService
 from processors import HandleHttpRequest, ListenHTTP
 from processors.http_server._inbox import Held, Inbox
+from processors.http_server._received import MAX_FLOWFILES_PER_REQUEST
 from processors.http_server._server import ListenerConfig, ListenerServer
 from processors.record_services.csv import CSVRecordSetWriter
 from processors.record_services.json import JsonTreeReader
 from repositories.repository_set import RepositorySet
 from tests.processors.http_server._listening import listening
-from tests.processors.http_server._packages import package_v3
+from tests.processors.http_server._packages import package_v3, sparse_package_v1
 from tests.processors.http_server._serving import free_port
 
 
@@ -450,9 +451,11 @@ def test_gzip_body_accepted_options_and_trace_not_allowed(tmp_path: Path) -> Non
     assert list(run.written().values()) == [b"String"]
 
 
-def _gzip_answers(bodies: list[bytes], max_body: int = 100) -> tuple[list[int], list[bytes]]:
-    """The status of each gzip-encoded POST to an in-process listener, and the bodies it
-    held (answered 200 by a thread standing for the processor's commit)."""
+def _gzip_answers(
+    bodies: list[bytes], max_body: int = 100, content_type: str = "application/octet-stream"
+) -> tuple[list[int], list[bytes]]:
+    """The status of each gzip-encoded POST (of *content_type*) to an in-process listener,
+    and the bodies it held (answered 200 by a thread standing for the processor's commit)."""
     inbox = Inbox(8)
     config = ListenerConfig(base_path="contentListener", max_body=max_body, wait_s=10)
     server = ListenerServer("127.0.0.1", 0, config, inbox)
@@ -471,7 +474,7 @@ def _gzip_answers(bodies: list[bytes], max_body: int = 100) -> tuple[list[int], 
     try:
         with httpx.Client(timeout=10) as client:
             url = f"http://127.0.0.1:{server.port}/contentListener"
-            headers = {"Content-Encoding": "gzip"}
+            headers = {"Content-Encoding": "gzip", "Content-Type": content_type}
             codes = [client.post(url, content=b, headers=headers).status_code for b in bodies]
     finally:
         stop.set()
@@ -505,6 +508,22 @@ def test_gzip_members_together_past_the_limit_are_413() -> None:
     codes, held = _gzip_answers([member, member + member], max_body=100)
     assert codes == [200, 413]
     assert held == [b"x" * 60]
+
+
+def test_packages_past_flowcores_bounds_are_refused_and_the_server_goes_on() -> None:
+    """Review findings: a gzipped 10 KB Tar v1 package whose content entry is sparse
+    (declaring 64 MiB) is 500, unread; a v3 package of one FlowFile more than
+    MAX_FLOWFILES_PER_REQUEST is 413; the listener then takes the next package."""
+    sparse = gzip.compress(sparse_package_v1(64 << 20))
+    codes, held = _gzip_answers([sparse], max_body=16 << 20, content_type="application/flowfile")
+    assert (codes, held) == ([500], [])
+    entry = package_v3(({"filename": "f"}, b""))
+    many = gzip.compress(entry * (MAX_FLOWFILES_PER_REQUEST + 1))
+    codes, held = _gzip_answers(
+        [many, gzip.compress(entry)], max_body=1 << 20, content_type="application/flowfile-v3"
+    )
+    assert codes == [413, 200]
+    assert held == [entry]
 
 
 def test_a_flowfile_v3_package_lands_as_its_flowfiles_answered_once(tmp_path: Path) -> None:

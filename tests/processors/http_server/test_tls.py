@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import select
 import socket
 import ssl
 import threading
@@ -22,7 +23,8 @@ from flowcore.testing import TestRunner
 from processors import HandleHttpRequest, ListenHTTP
 from processors.http_server import StandardHttpContextMap
 from processors.http_server._inbox import Held, Inbox
-from processors.http_server._server import ListenerConfig, ListenerServer
+from processors.http_server._request_server import ContainerQueue, RequestConfig, RequestServer
+from processors.http_server._server import BoundedHeadersHandler, ListenerConfig, ListenerServer
 from processors.http_server._tls import principal, server_context
 from repositories.repository_set import RepositorySet
 from tests.processors.http_server._certificates import Pki, make_pki
@@ -342,3 +344,36 @@ def test_handle_http_request_serves_https_with_certificate_attributes(pki: Pki) 
     assert attributes["http.certificate.sans.1.name"] == "client.example.com"
     assert attributes["http.request.url"].startswith("https://127.0.0.1:")
     assert outcome[0].status_code == 503  # stopped before a response: NiFi's Stopping Server
+
+
+def test_a_trickling_tls_handshake_is_cut_at_its_deadline(
+    pki: Pki, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Review finding: a client sending its TLS hello a byte at a time holds HandleHttpRequest's
+    one thread (Maximum Threads 1) until the whole handshake's deadline (here 0.5 s), not a
+    socket timeout renewed by each byte; the next client is then served."""
+    monkeypatch.setattr(BoundedHeadersHandler, "handshake_deadline_s", 0.5)
+    context = server_context(_service(pki, trust=True), "WANT", "HandleHttpRequest", "SSL")
+    config = RequestConfig(frozenset({"GET"}), None, 1 << 20, 1 << 20, 8 * 1024, 5.0)
+    server = RequestServer("127.0.0.1", 0, config, ContainerQueue(8), threads=1, tls=context)
+    try:
+        slow = socket.create_connection(("127.0.0.1", server.port))
+        hello = b"\x16\x03\x01\x02\x00" + b"\x01" * 200  # a record of 512 bytes, 200 sent
+        sent, cut = 0, False
+        with slow:
+            for byte in hello:  # a byte each 25 ms: 5 s in all, far less than 30 s a byte
+                try:
+                    slow.sendall(bytes([byte]))
+                except OSError:
+                    cut = True
+                    break
+                sent += 1
+                if select.select([slow], [], [], 0.025)[0]:
+                    cut = True  # closed by the server (EOF, or an alert then EOF)
+                    break
+        assert cut
+        assert sent < len(hello)
+        with _client(pki, pki.client) as client:  # the one thread is free again
+            assert client.request("OPTIONS", f"https://127.0.0.1:{server.port}/").status_code == 405
+    finally:
+        server.close()
