@@ -180,7 +180,7 @@ def tar_entries(stream: Any, archive_size: int, file_filter: FlowPattern) -> Ite
                 _check_expansion(total, archive_size)
                 content = archive.extractfile(member) if member.isreg() else None
                 yield Entry(_tar_attributes(member), content, member.size if content else 0)
-    except (tarfile.TarError, EOFError) as ex:
+    except (tarfile.TarError, EOFError, ValueError) as ex:  # ValueError: a PAX sparse map's text
         msg = f"not a readable TAR: {ex}"
         raise UnpackError(msg) from None
 
@@ -439,6 +439,6 @@ def flowfile_tar_entries(stream: Any, *, first_only: bool = False) -> Iterator[E
             if attributes is not None:
                 msg = "the package ends after flowfile.attributes, without flowfile.content"
                 raise UnpackError(msg)
-    except (tarfile.TarError, EOFError, PackagingError) as ex:
+    except (tarfile.TarError, EOFError, ValueError, PackagingError) as ex:
         msg = f"not a readable FlowFile Tar v1 package: {ex}"
         raise UnpackError(msg) from None

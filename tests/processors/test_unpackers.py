@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import os
+import tarfile
 from contextlib import contextmanager
 
 import pytest
@@ -67,3 +68,29 @@ def test_flowfile_tar_first_only_reads_one_package() -> None:
     assert len(list(flowfile_tar_entries(io.BytesIO(two)))) == 2
     (first,) = flowfile_tar_entries(io.BytesIO(two), first_only=True)
     assert first.attributes == {"filename": "a"}
+
+
+def _pax_sparse_with_a_broken_map() -> bytes:
+    """A PAX (sparse 1.0) entry whose map, the first lines of its data, is not numbers."""
+    out = io.BytesIO()
+    info = tarfile.TarInfo("flowfile.content")
+    info.size = 512
+    info.pax_headers = {
+        "GNU.sparse.major": "1",
+        "GNU.sparse.minor": "0",
+        "GNU.sparse.name": "flowfile.content",
+        "GNU.sparse.realsize": "100",
+    }
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as archive:
+        archive.addfile(info, io.BytesIO(b"abc\nxyz\n" + bytes(504)))
+    return out.getvalue()
+
+
+def test_a_pax_sparse_map_that_is_not_numbers_is_an_unpack_error() -> None:
+    """tarfile reads a PAX sparse map with int() and raises ValueError: both tar readers turn it
+    into their UnpackError (the FlowFile goes to failure, a request gets its 500), not a crash."""
+    data = _pax_sparse_with_a_broken_map()
+    with pytest.raises(UnpackError, match="not a readable TAR"):
+        list(tar_entries(io.BytesIO(data), 1 << 40, compile_pattern(".*")))
+    with pytest.raises(UnpackError, match="not a readable FlowFile Tar v1 package"):
+        list(flowfile_tar_entries(io.BytesIO(data)))
