@@ -118,6 +118,7 @@ class StandardS3EncryptionService(ControllerService):
     )
 
     def __init__(self, name: str | None = None, **properties: Any) -> None:
+        """The service; NiFi 1.x's key and region properties migrated as NiFi 2 does."""
         super().__init__(name, **self._migrated(properties))
 
     @classmethod
