@@ -128,7 +128,9 @@ def _service_label(service: object) -> str:
 def _reference_problems(flow: FlowDefinition, subject: str, owner: object) -> Iterator[FlowProblem]:
     """Problems of *owner*'s service properties (a processor's or a service's).
 
-    Each names a declared service implementing the interface the property asks for.
+    Each names a declared service implementing the interface the property asks for, which
+    passes the owner's ``service_problems(descriptor, service)`` when it has that method
+    (pairs of problem and fix).
     """
     declared = flow.services
     for descriptor in owner.descriptors():  # type: ignore[attr-defined]
@@ -160,6 +162,12 @@ def _reference_problems(flow: FlowDefinition, subject: str, owner: object) -> It
                 f"not a {interface}",
                 f"name a service implementing {interface}",
             )
+        else:
+            # The owner's own checks of the service it names (NiFi's customValidate reading
+            # asControllerService: FetchS3Object refuses a Server-side S3 encryption service).
+            check = getattr(owner, "service_problems", None)
+            for why, fix in check(descriptor, service) if check is not None else ():
+                yield FlowProblem(subject, f"{prop!r} names service {name!r}: {why}", fix)
 
 
 def check_services(flow: FlowDefinition) -> Iterator[FlowProblem]:

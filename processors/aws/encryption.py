@@ -5,12 +5,17 @@ key), ``SSE_C`` (a customer-supplied AES-256 key, sent with every request). The 
 strategies (``CSE_KMS``, ``CSE_C``) need the AWS S3 Encryption Client, which has no Python
 equivalent in boto3: they are refused at validation rather than uploading plaintext.
 The key material and KMS key id are sensitive: never logged, shown or exported.
+
+NiFi 1.x's service had one ``Key ID or Key Material`` property (``key-id-or-key-material``)
+and a ``KMS Region``; a 1.x flow imports as NiFi 2's ``migrateProperties`` migrates it: the
+value becomes the KMS Key ID or the Key Material by the strategy, and the region is dropped.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+from collections.abc import Mapping
 from typing import Any, ClassVar
 
 from flowcore.controller_service import ControllerService, ServiceContext
@@ -63,6 +68,12 @@ COMMITMENT_POLICY = PropertyDescriptor(
 )  # fmt: skip
 
 
+#: NiFi 1.x's key property (internal and display names), split by NiFi 2 by strategy.
+OBSOLETE_KEY_VALUE = ("key-id-or-key-material", "Key ID or Key Material")
+#: NiFi 1.x's KMS Region (client-side KMS only), which NiFi 2 removes.
+OBSOLETE_KMS_REGION = ("kms-region", "KMS Region")
+
+
 def _problem(subject: str, why: str) -> ValidationResult:
     return ValidationResult(subject, None, False, why)
 
@@ -105,6 +116,35 @@ class StandardS3EncryptionService(ControllerService):
         KEY_MATERIAL,
         COMMITMENT_POLICY,
     )
+
+    def __init__(self, name: str | None = None, **properties: Any) -> None:
+        """The service; NiFi 1.x's key and region properties migrated as NiFi 2 does."""
+        super().__init__(name, **self._migrated(properties))
+
+    @classmethod
+    def _migrated(cls, properties: Mapping[str, Any]) -> dict[str, Any]:
+        """NiFi 2's ``migrateProperties``: 1.x's key value moved by strategy, region dropped.
+
+        The value goes to KMS Key ID for the KMS strategies, to Key Material for the customer
+        key ones, and nowhere for None and Server-side S3 (which take no key), as NiFi does.
+        """
+        out = {k: v for k, v in properties.items() if k not in OBSOLETE_KMS_REGION}
+        legacy = next((k for k in OBSOLETE_KEY_VALUE if k in out), None)
+        if legacy is None:
+            return out
+        value = out.pop(legacy)
+        for other in OBSOLETE_KEY_VALUE:
+            out.pop(other, None)
+        strategy = next((str(v) for k, v in out.items() if k in ENCRYPTION_STRATEGY.names()), NONE)
+        target = {
+            SSE_KMS: KMS_KEY_ID,
+            CSE_KMS: KMS_KEY_ID,
+            SSE_C: KEY_MATERIAL,
+            CSE_C: KEY_MATERIAL,
+        }
+        if value is not None and strategy in target:
+            out[target[strategy].name] = value
+        return out
 
     def custom_validate(self, values: Any) -> list[ValidationResult]:
         """NiFi's key checks per strategy; client-side strategies are refused (not built)."""

@@ -32,8 +32,20 @@ def _byte_count(value: str) -> str | None:
     return None
 
 
-#: Module-level check (not a lambda): descriptors holding it stay picklable.
+def _positive_byte_count(value: str) -> str | None:
+    """A byte count or data size of at least one byte (NiFi's bounds 1 to Long.MAX_VALUE)."""
+    why = _byte_count(value)
+    if why is not None:
+        return why
+    text = value.strip()
+    if (int(text) if text.isdigit() else parse_data_size(text)) < 1:
+        return "it must be at least 1 byte (leave it empty to read to the end of the object)"
+    return None
+
+
+#: Module-level checks (not lambdas): descriptors holding them stay picklable.
 BYTES_VALIDATOR = Validator("DATA_SIZE_VALIDATOR", _byte_count)
+POSITIVE_BYTES_VALIDATOR = Validator("DATA_SIZE[1..]", _positive_byte_count)
 VERSION = PropertyDescriptor(
     "Version", description="The Version of the Object to download", el_scope=_FLOWFILE,
 )  # fmt: skip
@@ -51,8 +63,10 @@ RANGE_LENGTH = PropertyDescriptor(
     "Range Length", description="The number of bytes to download from the object, starting from "
     "the Range Start. An empty value or a value that extends beyond the end of the object will "
     "read to the end of the object.", el_scope=_FLOWFILE, aliases=("range-length",),
-    validators=(BYTES_VALIDATOR,),
+    validators=(POSITIVE_BYTES_VALIDATOR,),
 )  # fmt: skip
+#: Encryption strategies S3 decrypts by itself on GET (FetchS3Object refuses their services).
+_AUTO_DECRYPTED = frozenset({"SSE_S3", "SSE_KMS"})
 #: Bytes read from the object per write (content is streamed, never held whole).
 CHUNK = 1 << 20
 
@@ -103,6 +117,22 @@ class FetchS3Object(Processor):
     def __init__(self, **properties: object) -> None:
         super().__init__(**properties)
         self._s3 = _s3.S3Client()
+
+    @staticmethod
+    def service_problems(descriptor: PropertyDescriptor, service: Any) -> list[tuple[str, str]]:
+        """NiFi's customValidate: a Server-side S3 or KMS service is refused (flow validation).
+
+        S3 decrypts such objects by itself on GET; only Server-side Customer Key needs one.
+        """
+        strategy = getattr(service, "strategy_name", None)
+        if descriptor.name != _s3.ENCRYPTION_SERVICE.name or strategy not in _AUTO_DECRYPTED:
+            return []
+        shown = service.strategy_display_name
+        why = (
+            f"{shown} is not a valid encryption strategy for fetching objects. Decryption will "
+            f"be handled automatically during the fetch of S3 objects encrypted with {shown}"
+        )
+        return [(why, "remove the Encryption Service from FetchS3Object")]
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Fetch one FlowFile's object into its content."""
@@ -161,7 +191,7 @@ def _encryption_service(context: ProcessContext, session: ProcessSession) -> Any
     """
     name = context.get_property(_s3.ENCRYPTION_SERVICE).value
     service = session.controller_service(name) if name else None
-    if service is not None and service.strategy_name in {"SSE_S3", "SSE_KMS"}:
+    if service is not None and service.strategy_name in _AUTO_DECRYPTED:
         msg = (
             f"FetchS3Object's Encryption Service {name!r} uses {service.strategy_display_name}, "
             "which is not a valid encryption strategy for fetching objects: S3 decrypts such "
@@ -187,6 +217,9 @@ def _get_args(
         args["RequestPayer"] = "requester"
     start = _data_size(value_of(RANGE_START), RANGE_START.name) or 0
     length = _data_size(value_of(RANGE_LENGTH), RANGE_LENGTH.name)
+    if length is not None and length < 1:
+        msg = f"Range Length {value_of(RANGE_LENGTH).value!r} must be at least 1 byte"
+        raise BadRange(msg)
     # As NiFi: no Range header for "from 0 to the end" (a zero-byte object has no byte 0).
     if length is not None:
         args["Range"] = f"bytes={start}-{start + length - 1}"

@@ -73,3 +73,38 @@ def test_nifi_1x_put_properties_import() -> None:
     assert configured["Canned ACL"] == "PublicRead"
     for dropped in ("Owner", "Write Permission User List", "Expiration Time Rule"):
         assert dropped not in configured
+
+
+def test_nifi_1x_service_imports_as_nifi_2_migrates_it() -> None:
+    """NiFi's migrateProperties: 1.x's key value by strategy, KMS Region dropped."""
+    flow = Flow("s3-enc-1x")
+    flow.add_service(credentials_service())
+    for name in ("kms", "sse-c", "s3"):
+        flow.add_service(encryption_service("SSE_S3", name=name))
+    for name in ("kms", "sse-c", "s3"):
+        put = flow.add(
+            PutS3Object(
+                bucket="b", aws_credentials_provider_service="aws", encryption_service=name
+            ),
+            name=f"put-{name}",
+        )
+        flow.auto_terminate(put, ["success", "failure"])
+    document = export_flow(flow, use_graphviz=False).document
+    kms = "arn:aws:kms:us-east-1:123456789012:key/flowcore"
+    as_1x = {
+        "kms": {"encryption-strategy": "SSE_KMS", "key-id-or-key-material": kms,
+                "kms-region": "us-west-2"},
+        "sse-c": {"encryption-strategy": "SSE_C", "Key ID or Key Material": KEY,
+                  "KMS Region": "us-east-1"},
+        "s3": {"encryption-strategy": "SSE_S3", "key-id-or-key-material": None,
+               "kms-region": "us-west-2"},
+    }  # fmt: skip
+    for service in document["flowContents"]["controllerServices"]:
+        if service["name"] in as_1x:
+            service["properties"] = as_1x[service["name"]]
+    services = Flow.from_nifi(document).services
+    assert services["kms"].raw_configured == {"Encryption Strategy": "SSE_KMS", "KMS Key ID": kms}
+    assert services["sse-c"].raw_configured == {"Encryption Strategy": "SSE_C", "Key Material": KEY}
+    assert services["s3"].raw_configured == {"Encryption Strategy": "SSE_S3"}
+    for service in services.values():
+        assert service.validate() == ()

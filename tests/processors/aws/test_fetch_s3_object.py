@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
 
-from flowcore.errors import ConfigurationError
+from flowcore.builder import Flow
+from flowcore.errors import ConfigurationError, FlowValidationError
 from flowcore.testing import TestRunner
 from processors.aws import _s3
 from processors.aws.fetch_s3_object import FetchS3Object
-from tests.processors.aws.s3_server import SECRET_KEY, configure, encryption_service
+from tests.processors.aws.s3_server import (
+    SECRET_KEY,
+    configure,
+    credentials_service,
+    encryption_service,
+)
 
 
 def _runner(endpoint: str, **more: str) -> TestRunner:
@@ -206,6 +213,44 @@ def test_server_side_s3_service_is_refused_for_fetching(s3_endpoint: str, bucket
     runner.enqueue(b"", {"filename": "k"})
     with pytest.raises(ConfigurationError, match="not a valid encryption strategy for fetching"):
         runner.run()
+
+
+def test_flow_validation_refuses_server_side_s3_and_kms_services() -> None:
+    """The flow is refused before it runs (no FlowFile retried); SSE-C passes that check."""
+    kms = "arn:aws:kms:us-east-1:123456789012:key/flowcore"
+    key = base64.b64encode(bytes(32)).decode()
+    found = {}
+    for strategy, more in (("SSE_S3", {}), ("SSE_KMS", {"kms_key_id": kms}),
+                           ("SSE_C", {"key_material": key})):  # fmt: skip
+        flow = Flow(f"fetch-{strategy.lower()}")
+        flow.add_service(credentials_service())
+        flow.add_service(encryption_service(strategy, **more))
+        fetch = flow.add(
+            FetchS3Object(bucket="b", aws_credentials_provider_service="aws",
+                          encryption_service="enc"), name="fetch",
+        )  # fmt: skip
+        flow.auto_terminate(fetch, ["success", "failure"])
+        with pytest.raises(FlowValidationError) as raised:
+            flow.validate()  # FetchS3Object has no input here: at least that problem
+        found[strategy] = [p for p in raised.value.problems if "Encryption Service" in p.problem]
+    assert "Server-side S3 is not a valid encryption strategy" in found["SSE_S3"][0].problem
+    assert "Server-side KMS is not a valid encryption strategy" in found["SSE_KMS"][0].problem
+    assert found["SSE_S3"][0].fix == "remove the Encryption Service from FetchS3Object"
+    assert found["SSE_C"] == []
+
+
+def test_range_length_must_be_at_least_one_byte(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """NiFi's bounds (1 byte and up): '0 B' is invalid, and so is 0 from an attribute."""
+    for refused in ("0", "0 B"):
+        problems = _runner(s3_endpoint, **{"Range Length": refused}).validation_problems()
+        assert "at least 1 byte" in str(problems[0])
+    assert _runner(s3_endpoint, **{"Range Length": "1 B"}).is_valid()
+    s3.put_object(Bucket=bucket, Key="r", Body=b"0123456789")
+    runner = _runner(s3_endpoint, Bucket=bucket, **{"Range Length": "${length}"})
+    runner.enqueue(b"", {"filename": "r", "length": "0"})
+    runner.run()
+    failed = runner.flowfiles_for("failure")[0]
+    assert "Range Length '0' must be at least 1 byte" in failed.attributes["s3.errorMessage"]
 
 
 def test_expiration_header_parsed_as_nifi() -> None:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import base64
+import json
 import os
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
+import attrs
+import botocore.exceptions
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -152,3 +157,148 @@ def test_multipart_with_each_server_side_strategy(
     assert [p.get("SSECustomerKey") for p in parts] == [None, None, key]
     head = s3.head_object(Bucket=bucket, Key="SSE_KMS")
     assert head["ServerSideEncryption"] == "aws:kms"
+
+
+def _fail_part(s3_client: Any, number: int, code: str = "SlowDown") -> Any:
+    """*s3_client* whose UploadPart of part *number* fails with S3 error *code*."""
+    real = s3_client.upload_part
+
+    def upload_part(**params: Any) -> Any:
+        if params["PartNumber"] == number:
+            error = {"Error": {"Code": code, "Message": "refused by the test"}}
+            raise botocore.exceptions.ClientError(error, "UploadPart")
+        return real(**params)
+
+    s3_client.upload_part = upload_part
+    return s3_client
+
+
+def _first_attempt(  # noqa: PLR0917
+    endpoint: str, path: Path, bucket: str, store: StateStore, extra: dict[str, Any],
+    part_extra: dict[str, Any] | None = None,
+) -> MultipartState:  # fmt: skip
+    """Send *path* until its part 2 fails (as PutS3Object: to failure, the state kept)."""
+    size = path.stat().st_size
+    with pytest.raises(botocore.exceptions.ClientError):
+        upload_multipart(
+            _fail_part(client(endpoint), 2), child.FileSession(str(path)), child.Content(size),
+            bucket, "k", extra, child.PART, part_extra=part_extra, store=store, cache_key="c",
+        )  # fmt: skip
+    saved = store.load("c")
+    assert saved is not None
+    assert len(saved.parts) == 1
+    return saved
+
+
+def test_same_uuid_with_other_content_of_the_same_size_starts_anew(
+    s3_endpoint: str, s3: Any, bucket: str, tmp_path: Path
+) -> None:
+    """Review: a retry whose content changed (same size) must not complete a mixed object."""
+    first, second = tmp_path / "a", tmp_path / "b"
+    first.write_bytes(b"A" * (child.PART + 1000))
+    second.write_bytes(b"B" * (child.PART + 1000))
+    store = StateStore(str(tmp_path / "state"), "o")
+    old = _first_attempt(s3_endpoint, first, bucket, store, {})
+    result = upload_multipart(
+        client(s3_endpoint), child.FileSession(str(second)), child.Content(child.PART + 1000),
+        bucket, "k", {}, child.PART, store=store, cache_key="c",
+    )  # fmt: skip
+    assert result["Resumed"] == 0
+    assert result["UploadId"] != old.upload_id
+    assert s3.get_object(Bucket=bucket, Key="k")["Body"].read() == second.read_bytes()
+    assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []  # old aborted
+
+
+def test_resume_under_changed_settings_starts_anew(
+    s3_endpoint: str, s3: Any, bucket: str, tmp_path: Path
+) -> None:
+    """Review: a retry with another type or encryption does not keep the first attempt's."""
+    path = tmp_path / "c"
+    path.write_bytes(os.urandom(child.PART + 10))
+    store = StateStore(str(tmp_path / "state"), "o")
+    _first_attempt(s3_endpoint, path, bucket, store, {"ContentType": "text/plain"})
+    now = {"ContentType": "application/json", "ServerSideEncryption": "AES256"}
+    result = upload_multipart(
+        client(s3_endpoint), child.FileSession(str(path)), child.Content(child.PART + 10),
+        bucket, "k", now, child.PART, store=store, cache_key="c",
+    )  # fmt: skip
+    assert result["Resumed"] == 0
+    head = s3.head_object(Bucket=bucket, Key="k")
+    assert head["ContentType"] == "application/json"
+    assert head["ServerSideEncryption"] == "AES256"
+    assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+
+
+def test_settings_digest_keeps_the_sse_c_key_out_of_the_state(
+    s3_endpoint: str, bucket: str, tmp_path: Path
+) -> None:
+    """Another SSE-C key is other settings; the state holds a digest, never the key."""
+    key, other = bytes(range(32)), bytes(range(1, 33))
+    sse_c = {"SSECustomerAlgorithm": "AES256", "SSECustomerKey": key}
+    assert _multipart.settings_digest(sse_c, sse_c) == _multipart.settings_digest(sse_c, sse_c)
+    moved = {**sse_c, "SSECustomerKey": other}
+    assert _multipart.settings_digest(sse_c, sse_c) != _multipart.settings_digest(moved, moved)
+    path = tmp_path / "c"
+    path.write_bytes(os.urandom(child.PART + 10))
+    store = StateStore(str(tmp_path / "state"), "o")
+    _first_attempt(s3_endpoint, path, bucket, store, sse_c, part_extra=sse_c)
+    text = Path(store.path("c")).read_bytes()
+    for shown in (key, key.hex().encode(), base64.b64encode(key)):
+        assert shown not in text
+
+
+def test_resume_checks_the_parts_s3_lists_page_by_page(
+    s3_endpoint: str, s3: Any, bucket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ListParts, read page by page, must hold the saved ETags; an ETag S3 lacks: anew."""
+    monkeypatch.setattr(_multipart, "PAGE_SIZE", 1)
+    path = tmp_path / "c"
+    path.write_bytes(os.urandom(2 * child.PART + 10))
+    store = StateStore(str(tmp_path / "state"), "o")
+    size = path.stat().st_size
+    with pytest.raises(botocore.exceptions.ClientError):
+        upload_multipart(
+            _fail_part(client(s3_endpoint), 3), child.FileSession(str(path)), child.Content(size),
+            bucket, "k", {}, child.PART, store=store, cache_key="c",
+        )  # fmt: skip
+    saved = store.load("c")
+    assert saved is not None
+    store.save("c", attrs.evolve(saved, parts=(saved.parts[0], (2, '"not-the-etag"'))))
+    result = upload_multipart(
+        client(s3_endpoint), child.FileSession(str(path)), child.Content(size), bucket, "k",
+        {}, child.PART, store=store, cache_key="c",
+    )  # fmt: skip
+    assert result["Resumed"] == 0
+    assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+    with pytest.raises(botocore.exceptions.ClientError):
+        upload_multipart(
+            _fail_part(client(s3_endpoint), 3), child.FileSession(str(path)), child.Content(size),
+            bucket, "k2", {}, child.PART, store=store, cache_key="c2",
+        )  # fmt: skip
+    resumed = upload_multipart(
+        client(s3_endpoint), child.FileSession(str(path)), child.Content(size), bucket, "k2",
+        {}, child.PART, store=store, cache_key="c2",
+    )  # fmt: skip
+    assert resumed["Resumed"] == 2  # both saved parts found over two ListParts pages
+    assert s3.get_object(Bucket=bucket, Key="k2")["Body"].read() == path.read_bytes()
+
+
+def test_age_off_uses_s3_clock_and_removes_interrupted_saves(
+    s3: Any, bucket: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """S3's Date is "now" despite a skewed local clock; a kill's temporary files of ours go."""
+    s3.create_multipart_upload(Bucket=bucket, Key="old")  # moto dates it 2010
+    initiated = s3.list_multipart_uploads(Bucket=bucket)["Uploads"][0]["Initiated"].timestamp()
+    monkeypatch.setattr(_multipart, "time", SimpleNamespace(time=lambda: initiated + 86400))
+    store = StateStore(str(tmp_path), "mine")
+    ours = tmp_path / f"{store.tmp_prefix}x"
+    legacy_ours = tmp_path / ".tmp-legacy1"
+    legacy_theirs = tmp_path / ".tmp-legacy2"
+    ours.write_text('{"upload_id": "1", "po')
+    legacy_ours.write_text(json.dumps({"upload_id": "2", "owner": "mine"}))
+    legacy_theirs.write_text("another program's file")
+    for path in (ours, legacy_ours, legacy_theirs):
+        os.utime(path, (initiated - 30 * 86400, initiated - 30 * 86400))
+    assert _multipart.age_off(s3, bucket, store, 0, 7 * 86400) != []
+    assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == [legacy_theirs.name]

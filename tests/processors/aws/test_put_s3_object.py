@@ -4,10 +4,19 @@ from __future__ import annotations
 
 import io
 import os
-from typing import Any
+from typing import Any, ClassVar
+
+import attrs
+import pytest
 
 from flowcore.testing import TestRunner
-from processors.aws.put_s3_object import PutS3Object, upload_multipart
+from flowcore.validators import DATA_SIZE_VALIDATOR
+from processors.aws.put_s3_object import (
+    MULTIPART_PART_SIZE,
+    MULTIPART_THRESHOLD,
+    PutS3Object,
+    upload_multipart,
+)
 from tests.processors.aws.s3_server import configure, encryption_service
 
 
@@ -44,8 +53,12 @@ def test_put_object_with_attributes_metadata_and_send_event(
 
 def test_object_tags_from_prefixed_attributes(s3_endpoint: str, s3: Any, bucket: str) -> None:
     """Object Tags Prefix with Remove Tag Prefix tags the object (NiFi's testObjectTags)."""
-    runner = _runner(
-        s3_endpoint, Bucket=bucket, **{"Object Tags Prefix": "tagS3", "Remove Tag Prefix": "true"}
+    runner = TestRunner(_SmallPartsPut())
+    configure(
+        runner,
+        s3_endpoint,
+        Bucket=bucket,
+        **{"Object Tags Prefix": "tagS3", "Remove Tag Prefix": "true"},
     )
     runner.enqueue(b"x", {"filename": "t", "tagS3PII": "true"})
     runner.run()
@@ -332,3 +345,58 @@ def test_persistence_directory_and_cache_key(tmp_path: Any) -> None:
         paths.add(os.path.dirname(os.path.normpath(store.path("p/b/k/uuid-1"))))
     assert paths == {str(tmp_path)}
     assert store.path("p/b/k/uuid-1") != store.path("p/b/k/uuid-2")
+
+
+class _SmallPartsPut(PutS3Object):
+    """PutS3Object with S3's 5 MiB part minimum (NiFi's is 50 MB): the test sends 12 MiB."""
+
+    property_descriptors: ClassVar = tuple(
+        attrs.evolve(d, validators=(DATA_SIZE_VALIDATOR,))
+        if d.name in {MULTIPART_THRESHOLD.name, MULTIPART_PART_SIZE.name}
+        else d
+        for d in PutS3Object.property_descriptors
+    )
+
+
+def test_processor_resumes_multipart_upload_after_a_crash(
+    s3_endpoint: str, s3: Any, bucket: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task that dies before part 3 leaves its FlowFile queued; the retry sends part 3 only."""
+    from botocore.client import BaseClient
+
+    parts: list[int] = []
+    real = BaseClient._make_api_call
+
+    def crash_before_part_3(self: Any, operation: str, params: dict[str, Any]) -> Any:
+        if operation == "UploadPart":
+            parts.append(params["PartNumber"])
+            if params["PartNumber"] == 3 and parts.count(3) == 1:
+                msg = "the task dies here"
+                raise RuntimeError(msg)
+        return real(self, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", crash_before_part_3)
+    runner = TestRunner(_SmallPartsPut())
+    configure(
+        runner, s3_endpoint, Bucket=bucket, **{
+            "Multipart Threshold": "5 MB", "Multipart Part Size": "5 MB",
+            "Multipart Upload Max Age Threshold": "36500 days",  # moto dates uploads 2010
+            "Temporary Directory Multipart State": str(tmp_path),
+        },
+    )  # fmt: skip
+    data = os.urandom(3 << 20) * 4  # 12 MiB: parts of 5, 5 and 2 MiB
+    runner.enqueue(data, {"filename": "big"})
+    with pytest.raises(RuntimeError, match="dies here"):
+        runner.run()
+    created = s3.list_multipart_uploads(Bucket=bucket)["Uploads"]
+    assert len(created) == 1  # not aged off, not aborted: kept for the retry
+    runner.advance_time(3600)  # past the penalty of the rolled-back FlowFile
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    out = runner.flowfiles_for("success")[0]
+    assert parts == [1, 2, 3, 3]  # the retry sent part 3 only
+    out.assert_attribute_equals("s3.uploadId", created[0]["UploadId"])
+    out.assert_attribute_equals("s3.apimethod", "multipartupload")
+    assert s3.get_object(Bucket=bucket, Key="big")["Body"].read() == data
+    assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+    assert not [p for p in os.listdir(tmp_path) if "multipart" in p]
