@@ -459,6 +459,17 @@ class ControllerService:
         del values
         return ()
 
+    def service_problems(
+        self, descriptor: PropertyDescriptor, service: Any
+    ) -> Iterable[tuple[str, str]]:
+        """Checks of the *service* a property names: pairs of problem and fix.
+
+        NiFi's customValidate reading ``asControllerService``; flow validation runs it, since
+        only the flow knows which service a name means.
+        """
+        del descriptor, service
+        return ()
+
     # --- lifecycle ------------------------------------------------------------------------------
 
     @property

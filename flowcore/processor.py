@@ -489,6 +489,17 @@ class Processor:
         del values
         return ()
 
+    def service_problems(
+        self, descriptor: PropertyDescriptor, service: Any
+    ) -> Iterable[tuple[str, str]]:
+        """Checks of the *service* a property names: pairs of problem and fix.
+
+        NiFi's customValidate reading ``asControllerService``; flow validation runs it, since
+        only the flow knows which service a name means.
+        """
+        del descriptor, service
+        return ()
+
     def is_valid(self) -> bool:
         """Whether :meth:`validate` finds nothing."""
         return not self.validate()

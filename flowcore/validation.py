@@ -129,8 +129,7 @@ def _reference_problems(flow: FlowDefinition, subject: str, owner: object) -> It
     """Problems of *owner*'s service properties (a processor's or a service's).
 
     Each names a declared service implementing the interface the property asks for, which
-    passes the owner's ``service_problems(descriptor, service)`` when it has that method
-    (pairs of problem and fix).
+    passes the owner's ``service_problems(descriptor, service)`` (pairs of problem and fix).
     """
     declared = flow.services
     for descriptor in owner.descriptors():  # type: ignore[attr-defined]
@@ -165,8 +164,7 @@ def _reference_problems(flow: FlowDefinition, subject: str, owner: object) -> It
         else:
             # The owner's own checks of the service it names (NiFi's customValidate reading
             # asControllerService: FetchS3Object refuses a Server-side S3 encryption service).
-            check = getattr(owner, "service_problems", None)
-            for why, fix in check(descriptor, service) if check is not None else ():
+            for why, fix in owner.service_problems(descriptor, service):  # type: ignore[attr-defined]
                 yield FlowProblem(subject, f"{prop!r} names service {name!r}: {why}", fix)
 
 

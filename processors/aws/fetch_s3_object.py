@@ -118,8 +118,9 @@ class FetchS3Object(Processor):
         super().__init__(**properties)
         self._s3 = _s3.S3Client()
 
-    @staticmethod
-    def service_problems(descriptor: PropertyDescriptor, service: Any) -> list[tuple[str, str]]:
+    def service_problems(
+        self, descriptor: PropertyDescriptor, service: Any
+    ) -> list[tuple[str, str]]:
         """NiFi's customValidate: a Server-side S3 or KMS service is refused (flow validation).
 
         S3 decrypts such objects by itself on GET; only Server-side Customer Key needs one.
