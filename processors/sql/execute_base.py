@@ -5,6 +5,9 @@ through a Record Writer; both share this trigger: pre-queries, the query with ``
 parameters, result sets cut by Max Rows Per Flow File into fragments, post-queries, NiFi's
 attributes (``executesql.row.count``, ``executesql.query.duration`` ...) and provenance
 (FETCH with an input, RECEIVE without), failure with ``executesql.error.message``.
+
+Its kind depends on its place in a flow: fed by a connection it is a per-FlowFile processor;
+without one a source whose every trigger runs SQL Query once (NiFi's scheduled ExecuteSQL).
 """
 
 from __future__ import annotations
@@ -19,7 +22,8 @@ from typing import Any, ClassVar
 from flowcore.errors import ProcessException
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
-from flowcore.processor import InputRequirement, Processor
+from flowcore.processor import InputRequirement, ProcessorKind
+from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
@@ -141,6 +145,8 @@ CONTENT_OUTPUT_STRATEGY = PropertyDescriptor(
 
 #: Rows fetched from the driver at a time when Fetch Size is 0.
 DEFAULT_FETCH = 10_000
+#: The key of the work item a trigger without input lists (the query, run once).
+_QUERY_ITEM = "query"
 
 
 class ResultWriter:
@@ -169,10 +175,20 @@ def fetch_batches(cursor: Any, fetch: int, limit: int) -> Iterator[list[tuple]]:
         yield rows
 
 
-class AbstractExecuteSQL(Processor):
-    """The trigger ExecuteSQL and ExecuteSQLRecord share (NiFi's AbstractExecuteSQL)."""
+class AbstractExecuteSQL(SourceProcessor):
+    """The trigger ExecuteSQL and ExecuteSQLRecord share (NiFi's AbstractExecuteSQL).
+
+    NiFi's processor takes input optionally: fed by a connection it runs once per incoming
+    FlowFile (a per-FlowFile processor here, ``kind_with_input``); without one it runs on its
+    schedule, each trigger running SQL Query and emitting the result FlowFiles with no parent.
+    Here that is a source that never runs out (``unbounded``): a batch run runs the query
+    once (``unbounded_source_batches`` times) and ends; a continuous run runs it once per Run
+    Schedule period or cron time (every micro-batch at the default ``0 sec``, as NiFi's).
+    """
 
     input_requirement: ClassVar = InputRequirement.INPUT_ALLOWED
+    kind_with_input: ClassVar = ProcessorKind.PER_FLOWFILE
+    unbounded: ClassVar = True
     relationships: ClassVar = (REL_SUCCESS, REL_FAILURE)
     supports_dynamic_properties: ClassVar = True
     writes_attributes: ClassVar[Mapping[str, str]] = {
@@ -218,13 +234,38 @@ class AbstractExecuteSQL(Processor):
         """Refuse a processor that has no query to run."""
         self.validate_context(context)
 
+    def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
+        """Without an incoming connection: one item per trigger, running the query once.
+
+        Nothing is read on the driver and no state is kept: the query runs in the task that
+        reads the item, and its FlowFiles commit with that item (a replayed attempt runs the
+        query again and gets what the database holds then).
+        """
+        del context
+        return WorkListing((WorkItem(_QUERY_ITEM),), state)
+
+    def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
+        """Run the query with no input FlowFile (NiFi's trigger when ``fileToProcess`` is null)."""
+        del item
+        self._execute(context, session, None)
+
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
-        """Run the query once (for one FlowFile, or on schedule without input)."""
-        flowfile: FlowFile | None = None
-        if context.has_incoming_connection():
-            flowfile = session.get()
-            if flowfile is None:
-                return
+        """Run the query once: for one incoming FlowFile, or as a source without input.
+
+        NiFi's: with an incoming connection and nothing queued, nothing runs.
+        """
+        if not context.has_incoming_connection():
+            super().on_trigger(context, session)  # the source's listing and read, one session
+            return
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        self._execute(context, session, flowfile)
+
+    def _execute(
+        self, context: ProcessContext, session: ProcessSession, flowfile: FlowFile | None
+    ) -> None:
+        """NiFi's trigger for *flowfile* (None: no input, the query from SQL Query)."""
         pool = session.controller_service(context.get_property(DBCP_SERVICE).value or "")
         props = {
             d: context.get_property(d).evaluate_attribute_expressions(flowfile or {})
