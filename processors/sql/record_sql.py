@@ -210,9 +210,14 @@ class DmlWriter:
         return count
 
     def _runs(self, batch: pa.RecordBatch) -> Iterator[tuple[str, pa.RecordBatch]]:
-        """Consecutive records of one statement type, as batches of the records written."""
+        """Consecutive records of one statement type and shape, as batches of those written.
+
+        With Data Record Path a run also ends where the selected records' shape changes (their
+        Arrow struct type, or, where the batch's schema does not give it, their field names):
+        NiFi writes each data record with its own schema, so two shapes are never one batch.
+        """
         records = batch.to_pylist()
-        run_type: str | None = None
+        run_key: tuple[str, Any] | None = None
         run: list[Any] = []  # row indexes (no Data Record Path) or data records
         struct: pa.StructType | None = None
         for index, record in enumerate(records):
@@ -221,18 +226,23 @@ class DmlWriter:
                 if self.type_path is not None
                 else self.statement_type
             )
-            if kind != run_type and run:
-                yield run_type or kind, self._batch(batch, run, struct)
-                run = []
-            run_type = kind
             if self.data_path is None:
+                if run_key is not None and kind != run_key[0]:
+                    yield run_key[0], self._batch(batch, run, struct)
+                    run = []
+                run_key = (kind, None)
                 run.append(index)
                 continue
             for selected in self._data(record):
-                struct = struct or _struct_type(batch.schema, selected)
+                found = _struct_type(batch.schema, selected)
+                shape = found if found is not None else tuple(selected.value)
+                if run_key is not None and (kind, shape) != run_key:
+                    yield run_key[0], self._batch(batch, run, struct)
+                    run = []
+                run_key, struct = (kind, shape), found
                 run.append(selected.value)
-        if run:
-            yield run_type or self.statement_type, self._batch(batch, run, struct)
+        if run and run_key is not None:
+            yield run_key[0], self._batch(batch, run, struct)
 
     def _data(self, record: dict[str, Any]) -> list[FieldValue]:
         """The records Data Record Path selects in *record* (NiFi's messages when none)."""
@@ -256,4 +266,6 @@ class DmlWriter:
             return batch.slice(run[0], len(run))  # consecutive rows
         if struct is not None:
             return pa.RecordBatch.from_pylist(run, schema=pa.schema(list(struct)))
-        return pa.RecordBatch.from_pylist(run)
+        # One field-name set (the run's key): each column's type from all its values, not
+        # the first row's alone.
+        return pa.RecordBatch.from_struct_array(pa.array(run))
