@@ -191,10 +191,15 @@ class PutDatabaseRecord(Processor):
         ):
             if gid is not None:
                 prepared.begin(connection)
+            places = []  # where the FlowFile's own SQL comes from (named if PREPARE fails)
+            pre = self._sql(context, flowfile, PRE_PROCESSING_SQL)
+            if pre:
+                places.append(PRE_PROCESSING_SQL.name)
             run_statements(
                 connection,
-                self._sql(context, flowfile, PRE_PROCESSING_SQL),
+                pre,
                 PRE_PROCESSING_SQL.name,
+                two_phase=PRE_PROCESSING_SQL.name if gid is not None else None,
             )
             if statement_type == SQL_TYPE:  # each record's field is run
                 count = execute_sql_field(
@@ -205,20 +210,26 @@ class PutDatabaseRecord(Processor):
                     .value,
                     bool(context.get_property(ALLOW_MULTIPLE_STATEMENTS).as_boolean()),
                     flowfile,
+                    two_phase=gid is not None,
                 )
+                places.append(f"{FIELD_CONTAINING_SQL.name} (each record's SQL)")
             else:
                 writer = self._writer(
                     context, flowfile, connection, pool.enabling(), statement_type, table_name
                 )
                 for batch in records:
                     count += writer.write(connection, batch, batch_size)
+            post = self._sql(context, flowfile, POST_PROCESSING_SQL)
+            if post:
+                places.append(POST_PROCESSING_SQL.name)
             run_statements(
                 connection,
-                self._sql(context, flowfile, POST_PROCESSING_SQL),
+                post,
                 POST_PROCESSING_SQL.name,
+                two_phase=POST_PROCESSING_SQL.name if gid is not None else None,
             )
             if gid is not None:  # committed after the FlowFile is (run_after_commit_actions)
-                prepared.prepare(connection, gid)
+                prepared.prepare(connection, gid, places)
         if gid is not None:
             session.after_commit({"op": "commit_prepared", "gid": gid})
         return count

@@ -26,6 +26,7 @@ from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.record_path import RecordPath
 from flowcore.record_path._values import FieldValue
+from processors.sql import prepared
 from processors.sql.record_statements import StatementPlan
 from processors.sql.statements import describe_error, is_retryable, split_statements
 
@@ -44,16 +45,30 @@ RECORD_PATH_TYPES = {
 }
 
 
-def run_statements(connection: Any, statements: Iterable[str], source: str | None = None) -> None:
+def run_statements(
+    connection: Any,
+    statements: Iterable[str],
+    source: str | None = None,
+    *,
+    two_phase: str | None = None,
+) -> None:
     """Run each SQL statement as it is (no parameters: a ``%`` is the SQL's own).
+
+    With *two_phase* (the place the statements come from: Pre-Processing SQL, a record's
+    Field Containing SQL) the FlowFile's transaction is prepared after them, so a statement
+    that ends it is refused before it runs, and the transaction is checked still open after
+    each one (:func:`prepared.check_still_open`, no round trip).
 
     Raises:
         ProcessException: a statement of *source* (a property: Pre-Processing SQL) failed;
-            NiFi's message names the property and the statement. A lost connection is raised
-            as the driver's error (the FlowFile goes to retry).
+            NiFi's message names the property and the statement. Or, under two-phase commit,
+            a statement ended the transaction. A lost connection is raised as the driver's
+            error (the FlowFile goes to retry).
     """
     raw = connection.execution_options(no_parameters=True)
     for statement in statements:
+        if two_phase is not None:
+            prepared.refuse_transaction_end(statement, two_phase)
         try:
             raw.exec_driver_sql(statement)
         except Exception as error:
@@ -62,6 +77,8 @@ def run_statements(connection: Any, statements: Iterable[str], source: str | Non
             cause = describe_error(error, "the database")
             msg = f"Failed to execute {source} Statement [{statement}]: {cause}"
             raise ProcessException(msg) from error
+        if two_phase is not None:
+            prepared.check_still_open(connection, statement, two_phase)
 
 
 def execute_sql_field(
@@ -70,8 +87,12 @@ def execute_sql_field(
     field: str | None,
     multiple: bool,
     flowfile: FlowFile,
+    *,
+    two_phase: bool = False,
 ) -> int:
     """Run each record's *field* as SQL (NiFi's ``executeSQL``); the number of records.
+
+    With *two_phase* no statement may end the FlowFile's transaction (:func:`run_statements`).
 
     Raises:
         ProcessException: no Field Containing SQL, a schema without that field, or a record
@@ -99,7 +120,11 @@ def execute_sql_field(
                     f"FlowFile {flowfile}"
                 )
                 raise ProcessException(msg)
-            run_statements(connection, split_statements(sql) if multiple else [sql])
+            run_statements(
+                connection,
+                split_statements(sql) if multiple else [sql],
+                two_phase=f"Field Containing SQL ({field})" if two_phase else None,
+            )
             count += 1
     return count
 
