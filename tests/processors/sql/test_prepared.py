@@ -699,7 +699,7 @@ def test_sql_type_and_record_paths_are_prepared_too(
 
 
 @pytest.mark.parametrize(
-    ("props", "content", "place"),
+    "case",
     [
         ({"Post-Processing SQL": "COMMIT"}, b'[{"id": 1, "name": "a"}]', "Post-Processing SQL"),
         (
@@ -715,11 +715,12 @@ def test_sql_type_and_record_paths_are_prepared_too(
     ],
 )
 def test_user_sql_ending_the_transaction_is_refused(
-    postgres: PostgresServer, table: str, held: list, props: dict, content: bytes, place: str
+    postgres: PostgresServer, table: str, held: list, case: tuple[dict, bytes, str]
 ) -> None:
     """A COMMIT, END or ROLLBACK in the FlowFile's own SQL would end its two-phase transaction
     (rows visible before the FlowFile commits, written again on a replay): refused before it
     runs, the FlowFile to failure naming the statement and the property, nothing written."""
+    props, content, place = case
     runner = _runner(postgres.jdbc_url)
     for name, value in props.items():
         runner.set_property(name, value)
