@@ -27,6 +27,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.record_path import RecordPath
 from flowcore.record_path._values import FieldValue
 from processors.sql import prepared
+from processors.sql.execute_base import QueryTimedOut, query_timeout
 from processors.sql.record_statements import StatementPlan
 from processors.sql.statements import describe_error, is_retryable, split_statements
 
@@ -51,13 +52,15 @@ def run_statements(
     source: str | None = None,
     *,
     two_phase: str | None = None,
+    timeout: int = 0,
 ) -> None:
     """Run each SQL statement as it is (no parameters: a ``%`` is the SQL's own).
 
     With *two_phase* (the place the statements come from: Pre-Processing SQL, a record's
     Field Containing SQL) the FlowFile's transaction is prepared after them, so a statement
     that ends it is refused before it runs, and the transaction is checked still open after
-    each one (:func:`prepared.check_still_open`, no round trip).
+    each one (:func:`prepared.check_still_open`, no round trip). Each statement is cancelled
+    past *timeout* seconds (Max Wait Time; 0: no limit).
 
     Raises:
         ProcessException: a statement of *source* (a property: Pre-Processing SQL) failed;
@@ -70,9 +73,10 @@ def run_statements(
         if two_phase is not None:
             prepared.refuse_transaction_end(statement, two_phase)
         try:
-            raw.exec_driver_sql(statement)
+            with query_timeout(connection.connection, timeout, "statement"):
+                raw.exec_driver_sql(statement)
         except Exception as error:
-            if source is None or is_retryable(error):
+            if source is None or is_retryable(error) or isinstance(error, QueryTimedOut):
                 raise
             cause = describe_error(error, "the database")
             msg = f"Failed to execute {source} Statement [{statement}]: {cause}"
@@ -89,10 +93,12 @@ def execute_sql_field(
     flowfile: FlowFile,
     *,
     two_phase: bool = False,
+    timeout: int = 0,
 ) -> int:
     """Run each record's *field* as SQL (NiFi's ``executeSQL``); the number of records.
 
-    With *two_phase* no statement may end the FlowFile's transaction (:func:`run_statements`).
+    With *two_phase* no statement may end the FlowFile's transaction (:func:`run_statements`);
+    each is cancelled past *timeout* seconds (0: no limit).
 
     Raises:
         ProcessException: no Field Containing SQL, a schema without that field, or a record
@@ -124,6 +130,7 @@ def execute_sql_field(
                 connection,
                 split_statements(sql) if multiple else [sql],
                 two_phase=f"Field Containing SQL ({field})" if two_phase else None,
+                timeout=timeout,
             )
             count += 1
     return count
