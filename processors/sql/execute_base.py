@@ -35,7 +35,16 @@ from processors.sql.statements import (
     to_paramstyle,
 )
 
-__all__ = ["DBCP_SERVICE", "AbstractExecuteSQL", "ResultWriter", "fetch_batches", "set_auto_commit"]
+__all__ = [
+    "DBCP_SERVICE",
+    "AbstractExecuteSQL",
+    "QueryTimedOut",
+    "ResultWriter",
+    "fetch_batches",
+    "query_timeout",
+    "set_auto_commit",
+    "timeout_seconds",
+]
 
 _FF = ExpressionLanguageScope.FLOWFILE_ATTRIBUTES
 
@@ -306,7 +315,7 @@ class AbstractExecuteSQL(SourceProcessor):
                         failing_query = statement
                         cursor.execute(statement)
                     failing_query = query
-                    with _timeout(raw, timeout_s):
+                    with query_timeout(raw, timeout_s):
                         self._run_query(
                             context, session, run, pool, cursor, query, args, max_rows, fetch
                         )
@@ -551,13 +560,21 @@ def set_auto_commit(raw: Any, on: bool) -> Callable[[], None]:
     return restore
 
 
+class QueryTimedOut(ProcessException):
+    """A statement ran past Max Wait Time and was cancelled (NiFi's SQLTimeoutException)."""
+
+
 @contextlib.contextmanager
-def _timeout(raw: Any, seconds: int) -> Iterator[None]:
-    """Max Wait Time: cancel the query (and its fetches) after *seconds* (0: no limit).
+def query_timeout(raw: Any, seconds: int, what: str = "query") -> Iterator[None]:
+    """Max Wait Time: cancel the statement (and its fetches) after *seconds* (0: no limit).
 
     NiFi's ``Statement.setQueryTimeout``: here a timer cancels the statement through the
     driver (psycopg's ``cancel``, sqlite3's ``interrupt``); a driver without either runs
-    unbounded. The error then names the property.
+    unbounded. *raw* is a pooled DB-API connection or a SQLAlchemy connection's
+    ``.connection`` (both give ``driver_connection``). The error then names the property.
+
+    Raises:
+        QueryTimedOut: the statement was cancelled past *seconds*; *what* names it.
     """
     driver = raw.driver_connection
     cancel = getattr(driver, "cancel_safe", None) or getattr(driver, "cancel", None)
@@ -581,18 +598,23 @@ def _timeout(raw: Any, seconds: int) -> Iterator[None]:
         yield
     except Exception as error:
         if state["fired"]:
-            cause = str(error).strip().splitlines()
+            cause = str(getattr(error, "orig", error)).strip().splitlines()
             msg = (
-                f"the query ran longer than Max Wait Time ({seconds} seconds) and was "
+                f"the {what} ran longer than Max Wait Time ({seconds} seconds) and was "
                 f"cancelled ({cause[0] if cause else type(error).__name__}); "
                 "raise Max Wait Time or set it to 0 seconds for no limit"
             )
-            raise ProcessException(msg) from error
+            raise QueryTimedOut(msg) from error
         raise
     finally:
         with lock:
             state["running"] = False
         timer.cancel()
+
+
+def timeout_seconds(value: Any) -> int:
+    """Max Wait Time's evaluated *value* in whole seconds (less than one: no limit, NiFi's)."""
+    return int(value.as_time_period("s") or 0)
 
 
 def _next_set(cursor: Any) -> bool:

@@ -61,6 +61,7 @@ __all__ = [
     "TryLater",
     "begin",
     "can_prepare",
+    "check_still_open",
     "commit_prepared",
     "former_prefixes",
     "gid_prefix",
@@ -68,6 +69,7 @@ __all__ = [
     "lock_timed_out",
     "new_gid",
     "prepare",
+    "refuse_transaction_end",
     "repository_lock_key",
     "roll_back_strays",
     "tell_former_strays",
@@ -86,6 +88,16 @@ _UNDEFINED_OBJECT = "42704"  # "prepared transaction with identifier ... does no
 #: "maximum number of prepared transactions reached" in reply to PREPARE TRANSACTION
 #: (PostgreSQL reports out_of_memory; configuration_limit_exceeded is matched too)
 _LIMIT_EXCEEDED = ("53200", "53400")
+#: feature_not_supported in reply to PREPARE TRANSACTION: temporary objects, exported snapshots
+_NOT_SUPPORTED = "0A000"
+#: A statement that ends the transaction it runs in (comments before it skipped); ROLLBACK TO
+#: (a savepoint) does not.
+_ENDS_TRANSACTION = re.compile(
+    r"(?:\s|--[^\n]*|/\*.*?\*/)*"
+    r"(?:COMMIT|END|ABORT|ROLLBACK(?!\s+(?:WORK\s+|TRANSACTION\s+)?TO\b)|PREPARE\s+TRANSACTION)\b",
+    re.IGNORECASE | re.DOTALL,
+)
+_IDLE = 0  # libpq's PQTRANS_IDLE (psycopg's and psycopg2's transaction_status): no transaction
 
 
 class TryLater(ProcessException):
@@ -250,8 +262,60 @@ def lock_timed_out(error: BaseException) -> bool:
     return _sqlstate(error) == "55P03"
 
 
-def prepare(connection: Any, gid: str) -> None:
-    """End *connection*'s transaction with PREPARE TRANSACTION *gid* (it is then detached)."""
+def _ended_message(place: str, statement: str) -> str:
+    return (
+        f"{place} statement [{statement}] ends the FlowFile's transaction, which PutDatabase"
+        "Record ends itself with PREPARE TRANSACTION and commits (COMMIT PREPARED) only once "
+        "the FlowFile is committed (two-phase commit, exactly once): a COMMIT, END, ROLLBACK, "
+        "ABORT or PREPARE TRANSACTION there would make rows visible before that, and a replay "
+        f"would write them again. Remove it from {place} (docs/sql.md)"
+    )
+
+
+def refuse_transaction_end(statement: str, place: str) -> None:
+    """Refuse, before it runs, a user statement that ends the two-phase transaction.
+
+    Raises:
+        ProcessException: *statement* (of *place*: Pre-Processing SQL, say) starts with
+            COMMIT, END, ABORT, ROLLBACK (not ROLLBACK TO a savepoint) or PREPARE
+            TRANSACTION; nothing of it has run.
+    """
+    if _ENDS_TRANSACTION.match(statement):
+        raise ProcessException(_ended_message(place, statement))
+
+
+def check_still_open(connection: Any, statement: str, place: str) -> None:
+    """After a user statement under two-phase commit: its transaction must still be open.
+
+    A statement :func:`refuse_transaction_end` does not see (a record's SQL holding several
+    statements, ``SELECT 1; COMMIT``) may still end it; the driver's transaction status says
+    so without a round trip (libpq keeps it from the server's last reply).
+
+    Raises:
+        ProcessException: the transaction ended (what ran before the statement's end may
+            already be committed: the message says so).
+    """
+    driver = getattr(connection.connection, "driver_connection", None)
+    status = getattr(getattr(driver, "info", None), "transaction_status", None)
+    if status is not None and int(status) == _IDLE:
+        msg = (
+            f"{_ended_message(place, statement)}. The statements before its end may "
+            "already be committed"
+        )
+        raise ProcessException(msg)
+
+
+def prepare(connection: Any, gid: str, places: Sequence[str] = ()) -> None:
+    """End *connection*'s transaction with PREPARE TRANSACTION *gid* (it is then detached).
+
+    *places* are the properties whose SQL ran in the transaction (named when PostgreSQL
+    refuses to prepare it).
+
+    Raises:
+        TryLater: the server holds ``max_prepared_transactions`` already.
+        ProcessException: PostgreSQL cannot prepare this transaction (it used temporary
+            objects: a temporary table of Pre-Processing SQL, say).
+    """
     if not _GID.fullmatch(gid):  # it is spliced into the statement: never anything else
         msg = f"not a flowcore gid: {gid!r}"
         raise ValueError(msg)
@@ -259,8 +323,22 @@ def prepare(connection: Any, gid: str) -> None:
         connection.exec_driver_sql(f"PREPARE TRANSACTION '{gid}'")
     except Exception as error:
         # The SQLSTATE in reply to PREPARE TRANSACTION, not the (translated) message text.
-        if _sqlstate(error) in _LIMIT_EXCEEDED:
+        state = _sqlstate(error)
+        if state in _LIMIT_EXCEEDED:
             raise TryLater(str(error)) from error
+        if state == _NOT_SUPPORTED:
+            lines = str(getattr(error, "orig", error)).strip().splitlines()
+            where = " or ".join(places) or "the FlowFile's SQL"
+            msg = (
+                f"PostgreSQL cannot PREPARE the FlowFile's transaction "
+                f"({lines[0] if lines else state}), and PutDatabaseRecord ends every FlowFile's "
+                "transaction with PREPARE TRANSACTION (two-phase commit) where "
+                "max_prepared_transactions > 0. A temporary table (or other temporary "
+                f"object) made or used in {where} is the usual cause: use a regular table "
+                "(UNLOGGED for scratch data), or write at-least-once with "
+                "max_prepared_transactions = 0 (docs/sql.md)"
+            )
+            raise ProcessException(msg) from error
         raise
 
 

@@ -33,6 +33,7 @@ from flowcore.record_path import compile_record_path
 from flowcore.records.record_io import RECORD_FAILURES, read_records
 from flowcore.session.process_session import ProcessSession
 from processors.sql import prepared
+from processors.sql.execute_base import QueryTimedOut, query_timeout, timeout_seconds
 from processors.sql.put_record_properties import (
     ALLOW_MULTIPLE_STATEMENTS,
     ATTRIBUTE_TYPES,
@@ -46,6 +47,7 @@ from processors.sql.put_record_properties import (
     PRE_PROCESSING_SQL,
     PROPERTIES,
     PUT_DATABASE_RECORD_ERROR,
+    QUERY_TIMEOUT,
     RECORD_READER,
     REL_FAILURE,
     REL_RETRY,
@@ -183,6 +185,9 @@ class PutDatabaseRecord(Processor):
             .as_integer()
             or 0
         )
+        timeout = timeout_seconds(
+            context.get_property(QUERY_TIMEOUT).evaluate_attribute_expressions(flowfile)
+        )
         count = 0
         with (
             engine.connect() as connection,
@@ -191,10 +196,16 @@ class PutDatabaseRecord(Processor):
         ):
             if gid is not None:
                 prepared.begin(connection)
+            places = []  # where the FlowFile's own SQL comes from (named if PREPARE fails)
+            pre = self._sql(context, flowfile, PRE_PROCESSING_SQL)
+            if pre:
+                places.append(PRE_PROCESSING_SQL.name)
             run_statements(
                 connection,
-                self._sql(context, flowfile, PRE_PROCESSING_SQL),
+                pre,
                 PRE_PROCESSING_SQL.name,
+                two_phase=PRE_PROCESSING_SQL.name if gid is not None else None,
+                timeout=timeout,
             )
             if statement_type == SQL_TYPE:  # each record's field is run
                 count = execute_sql_field(
@@ -205,20 +216,29 @@ class PutDatabaseRecord(Processor):
                     .value,
                     bool(context.get_property(ALLOW_MULTIPLE_STATEMENTS).as_boolean()),
                     flowfile,
+                    two_phase=gid is not None,
+                    timeout=timeout,
                 )
+                places.append(f"{FIELD_CONTAINING_SQL.name} (each record's SQL)")
             else:
                 writer = self._writer(
                     context, flowfile, connection, pool.enabling(), statement_type, table_name
                 )
-                for batch in records:
-                    count += writer.write(connection, batch, batch_size)
+                for batch in records:  # Max Wait Time bounds each record batch's statements
+                    with query_timeout(connection.connection, timeout, "statement"):
+                        count += writer.write(connection, batch, batch_size)
+            post = self._sql(context, flowfile, POST_PROCESSING_SQL)
+            if post:
+                places.append(POST_PROCESSING_SQL.name)
             run_statements(
                 connection,
-                self._sql(context, flowfile, POST_PROCESSING_SQL),
+                post,
                 POST_PROCESSING_SQL.name,
+                two_phase=POST_PROCESSING_SQL.name if gid is not None else None,
+                timeout=timeout,
             )
             if gid is not None:  # committed after the FlowFile is (run_after_commit_actions)
-                prepared.prepare(connection, gid)
+                prepared.prepare(connection, gid, places)
         if gid is not None:
             session.after_commit({"op": "commit_prepared", "gid": gid})
         return count
@@ -363,7 +383,10 @@ class PutDatabaseRecord(Processor):
         if context.get_property(ROLLBACK_ON_FAILURE).as_boolean():
             context.yield_()
             raise ProcessException(message) from None  # the session rolls back, penalized
-        retry = is_retryable(error) and not isinstance(error, RECORD_FAILURES)
+        # A statement past Max Wait Time: NiFi's SQLTimeoutException is transient (retry).
+        retry = (is_retryable(error) or isinstance(error, QueryTimedOut)) and not isinstance(
+            error, RECORD_FAILURES
+        )
         context.logger.error("Failed to put records for %s into %s: %s", flowfile, table, message)
         flowfile = session.put_attribute(flowfile, PUT_DATABASE_RECORD_ERROR, message)
         if retry:

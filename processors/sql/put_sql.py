@@ -274,7 +274,7 @@ class PutSQL(Processor):
                         args = sql_args(flowfile.attributes)
                         returning = generated and _returning_keys(engine, sql)
                         if returning:
-                            sql = f"{sql.rstrip().rstrip(';')} RETURNING *"
+                            sql = _with_returning(sql)
                         if args:
                             cursor.execute(to_paramstyle(sql, style), named_args(args, style))
                         else:
@@ -336,15 +336,41 @@ def _error_attributes(error: BaseException) -> dict[str, str]:
 
 _INSERT = re.compile(r"^\s*(insert|replace)\b", re.IGNORECASE)
 _RETURNING = re.compile(r"\breturning\b", re.IGNORECASE)
+#: What is not the statement's code: quoted text, quoted names, comments (PostgreSQL's forms;
+#: an E'...' string's backslash escapes and nested block comments are not followed).
+_NOT_CODE = re.compile(
+    r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/|\$(\w*)\$.*?\$\1\$", re.DOTALL
+)
+
+
+def _code(sql: str) -> str:
+    """*sql* with its literals, quoted names and comments blanked (same length, same places)."""
+    return _NOT_CODE.sub(lambda m: " " * len(m.group(0)), sql)
 
 
 def _returning_keys(engine: Any, sql: str) -> bool:
-    """Whether the key is read from ``RETURNING *`` (PostgreSQL's JDBC driver does the same)."""
+    """Whether the key is read from ``RETURNING *`` (PostgreSQL's JDBC driver does the same).
+
+    An INSERT with its own RETURNING (outside literals and comments) is run as it is.
+    """
     return (
         engine.dialect.name == "postgresql"
         and _INSERT.match(sql) is not None
-        and _RETURNING.search(sql) is None
+        and _RETURNING.search(_code(sql)) is None
     )
+
+
+def _with_returning(sql: str) -> str:
+    """*sql* ending in ``RETURNING *``: after its last code, a trailing ``;`` and comment cut.
+
+    Appending to the text as it is would put the clause inside a trailing ``-- comment``
+    (a valid INSERT losing its key, or a syntax error failing the whole batch).
+    """
+    code = _code(sql).rstrip()
+    end = len(code)
+    if code.endswith(";"):
+        end -= 1
+    return f"{sql[:end].rstrip()}\nRETURNING *"
 
 
 def _generated_key(cursor: Any, sql: str, *, returning: bool) -> str | None:
@@ -355,7 +381,7 @@ def _generated_key(cursor: Any, sql: str, *, returning: bool) -> str | None:
     previous insert's id after an UPDATE, which is no key of this statement).
     """
     if returning:
-        row = cursor.fetchone()
+        row = cursor.fetchone() if cursor.description is not None else None
         return None if not row or row[0] is None else str(row[0])
     if _INSERT.match(sql) is None:
         return None

@@ -16,6 +16,7 @@ Rows inserted later with a value at or below a committed maximum are not read (a
 
 from __future__ import annotations
 
+import contextvars
 import datetime
 import time
 import uuid
@@ -185,6 +186,21 @@ BINARY_SAME_TYPES = frozenset({
     16, 17, 19, 20, 21, 23, 25, 26, 114, 701, 869, 1007, 1009, 1042, 1043, 1082, 1083, 1114,
     1184, 1186, 1266, 1700, 2950, 3802,
 })  # fmt: skip
+
+
+#: Max Wait Time (whole seconds, 0: no limit) of the listing under way in this thread: its
+#: queries (:meth:`AbstractQueryDatabaseTable._fetch_one`, GenerateTableFetch's too) are
+#: cancelled past it. Set by :meth:`AbstractQueryDatabaseTable.list_work`.
+_LISTING_TIMEOUT: contextvars.ContextVar[int] = contextvars.ContextVar(
+    "flowcore_sql_listing_timeout", default=0
+)
+
+
+def _max_wait(context: ProcessContext) -> int:
+    """Max Wait Time in whole seconds (environment scope; 0: no limit)."""
+    return base.timeout_seconds(
+        context.get_property(QUERY_TIMEOUT).evaluate_attribute_expressions()
+    )
 
 
 def state_key(table: str, column: str) -> str:
@@ -425,7 +441,10 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         """The one row a listing query returns (maxima, a count), read on a raw connection."""
         raw = pool.engine().raw_connection()
         try:
-            with _reading(raw, autocommit=autocommit):
+            with (
+                _reading(raw, autocommit=autocommit),
+                base.query_timeout(raw, _LISTING_TIMEOUT.get(), "listing query"),
+            ):
                 cursor = raw.cursor()
                 cls._execute(pool, cursor, sql, params)
                 row = cursor.fetchone()
@@ -438,6 +457,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         from flowcore.errors import ConfigurationError  # noqa: PLC0415
         from processors.sql.statements import describe_error  # noqa: PLC0415
 
+        token = _LISTING_TIMEOUT.set(_max_wait(context))
         try:
             return self._list_work(context, state)
         except ConfigurationError:
@@ -449,6 +469,8 @@ class AbstractQueryDatabaseTable(SourceProcessor):
             )
             context.yield_()
             return WorkListing((), state)
+        finally:
+            _LISTING_TIMEOUT.reset(token)
 
     def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """One item reading the rows past the committed maxima, up to the current maximum."""
@@ -471,6 +493,8 @@ class AbstractQueryDatabaseTable(SourceProcessor):
             row = self._fetch_one(
                 pool, f"SELECT {maxima} FROM {source}{where}", params, autocommit=autocommit
             )
+        except base.QueryTimedOut:
+            raise  # the table is locked or slow: asking it for its columns would wait again
         except Exception:
             self._check_columns(pool, source, max_columns, autocommit=autocommit)
             raise
@@ -504,7 +528,10 @@ class AbstractQueryDatabaseTable(SourceProcessor):
 
         raw = pool.engine().raw_connection()
         try:
-            with _reading(raw, autocommit=autocommit):
+            with (
+                _reading(raw, autocommit=autocommit),
+                base.query_timeout(raw, _LISTING_TIMEOUT.get(), "listing query"),
+            ):
                 cursor = raw.cursor()
                 cursor.execute(f"SELECT * FROM {source} WHERE 1 = 0")
                 names = {str(c[0]).lower() for c in cursor.description or ()}
@@ -546,7 +573,10 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         transit = pool.transit_uri()
         raw = pool.engine().raw_connection()
         try:
-            with _reading(raw, autocommit=_autocommit(context)):
+            with (
+                _reading(raw, autocommit=_autocommit(context)),
+                base.query_timeout(raw, _max_wait(context)),
+            ):
                 started = time.monotonic()
                 rows = self._run_query(pool, raw.cursor(), sql, params, max(1, fetch))
                 try:

@@ -26,6 +26,8 @@ from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.record_path import RecordPath
 from flowcore.record_path._values import FieldValue
+from processors.sql import prepared
+from processors.sql.execute_base import QueryTimedOut, query_timeout
 from processors.sql.record_statements import StatementPlan
 from processors.sql.statements import describe_error, is_retryable, split_statements
 
@@ -44,24 +46,43 @@ RECORD_PATH_TYPES = {
 }
 
 
-def run_statements(connection: Any, statements: Iterable[str], source: str | None = None) -> None:
+def run_statements(
+    connection: Any,
+    statements: Iterable[str],
+    source: str | None = None,
+    *,
+    two_phase: str | None = None,
+    timeout: int = 0,
+) -> None:
     """Run each SQL statement as it is (no parameters: a ``%`` is the SQL's own).
+
+    With *two_phase* (the place the statements come from: Pre-Processing SQL, a record's
+    Field Containing SQL) the FlowFile's transaction is prepared after them, so a statement
+    that ends it is refused before it runs, and the transaction is checked still open after
+    each one (:func:`prepared.check_still_open`, no round trip). Each statement is cancelled
+    past *timeout* seconds (Max Wait Time; 0: no limit).
 
     Raises:
         ProcessException: a statement of *source* (a property: Pre-Processing SQL) failed;
-            NiFi's message names the property and the statement. A lost connection is raised
-            as the driver's error (the FlowFile goes to retry).
+            NiFi's message names the property and the statement. Or, under two-phase commit,
+            a statement ended the transaction. A lost connection is raised as the driver's
+            error (the FlowFile goes to retry).
     """
     raw = connection.execution_options(no_parameters=True)
     for statement in statements:
+        if two_phase is not None:
+            prepared.refuse_transaction_end(statement, two_phase)
         try:
-            raw.exec_driver_sql(statement)
+            with query_timeout(connection.connection, timeout, "statement"):
+                raw.exec_driver_sql(statement)
         except Exception as error:
-            if source is None or is_retryable(error):
+            if source is None or is_retryable(error) or isinstance(error, QueryTimedOut):
                 raise
             cause = describe_error(error, "the database")
             msg = f"Failed to execute {source} Statement [{statement}]: {cause}"
             raise ProcessException(msg) from error
+        if two_phase is not None:
+            prepared.check_still_open(connection, statement, two_phase)
 
 
 def execute_sql_field(
@@ -70,8 +91,14 @@ def execute_sql_field(
     field: str | None,
     multiple: bool,
     flowfile: FlowFile,
+    *,
+    two_phase: bool = False,
+    timeout: int = 0,
 ) -> int:
     """Run each record's *field* as SQL (NiFi's ``executeSQL``); the number of records.
+
+    With *two_phase* no statement may end the FlowFile's transaction (:func:`run_statements`);
+    each is cancelled past *timeout* seconds (0: no limit).
 
     Raises:
         ProcessException: no Field Containing SQL, a schema without that field, or a record
@@ -99,7 +126,12 @@ def execute_sql_field(
                     f"FlowFile {flowfile}"
                 )
                 raise ProcessException(msg)
-            run_statements(connection, split_statements(sql) if multiple else [sql])
+            run_statements(
+                connection,
+                split_statements(sql) if multiple else [sql],
+                two_phase=f"Field Containing SQL ({field})" if two_phase else None,
+                timeout=timeout,
+            )
             count += 1
     return count
 
@@ -210,9 +242,14 @@ class DmlWriter:
         return count
 
     def _runs(self, batch: pa.RecordBatch) -> Iterator[tuple[str, pa.RecordBatch]]:
-        """Consecutive records of one statement type, as batches of the records written."""
+        """Consecutive records of one statement type and shape, as batches of those written.
+
+        With Data Record Path a run also ends where the selected records' shape changes (their
+        Arrow struct type, or, where the batch's schema does not give it, their field names):
+        NiFi writes each data record with its own schema, so two shapes are never one batch.
+        """
         records = batch.to_pylist()
-        run_type: str | None = None
+        run_key: tuple[str, Any] | None = None
         run: list[Any] = []  # row indexes (no Data Record Path) or data records
         struct: pa.StructType | None = None
         for index, record in enumerate(records):
@@ -221,18 +258,23 @@ class DmlWriter:
                 if self.type_path is not None
                 else self.statement_type
             )
-            if kind != run_type and run:
-                yield run_type or kind, self._batch(batch, run, struct)
-                run = []
-            run_type = kind
             if self.data_path is None:
+                if run_key is not None and kind != run_key[0]:
+                    yield run_key[0], self._batch(batch, run, struct)
+                    run = []
+                run_key = (kind, None)
                 run.append(index)
                 continue
             for selected in self._data(record):
-                struct = struct or _struct_type(batch.schema, selected)
+                found = _struct_type(batch.schema, selected)
+                shape = found if found is not None else tuple(selected.value)
+                if run_key is not None and (kind, shape) != run_key:
+                    yield run_key[0], self._batch(batch, run, struct)
+                    run = []
+                run_key, struct = (kind, shape), found
                 run.append(selected.value)
-        if run:
-            yield run_type or self.statement_type, self._batch(batch, run, struct)
+        if run and run_key is not None:
+            yield run_key[0], self._batch(batch, run, struct)
 
     def _data(self, record: dict[str, Any]) -> list[FieldValue]:
         """The records Data Record Path selects in *record* (NiFi's messages when none)."""
@@ -256,4 +298,6 @@ class DmlWriter:
             return batch.slice(run[0], len(run))  # consecutive rows
         if struct is not None:
             return pa.RecordBatch.from_pylist(run, schema=pa.schema(list(struct)))
-        return pa.RecordBatch.from_pylist(run)
+        # One field-name set (the run's key): each column's type from all its values, not
+        # the first row's alone.
+        return pa.RecordBatch.from_struct_array(pa.array(run))

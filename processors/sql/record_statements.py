@@ -205,15 +205,23 @@ class StatementPlan:
             raise ProcessException(msg)
         missing = [c for c in columns if c not in fields.values()]
         behavior = context.get_property(UNMATCHED_COLUMN_BEHAVIOR).value
-        if missing and statement_type in ("INSERT", "UPSERT", "INSERT_IGNORE"):
+
+        def required(name: str) -> bool:  # NOT NULL, no default, not generated
+            column = columns[name]
+            return (
+                not column.nullable
+                and column.default is None
+                and column.server_default is None
+                and column.autoincrement is not True
+            )
+
+        if statement_type == "DELETE":
+            # NiFi's generateDelete checks the required columns only (a DELETE by key lacks
+            # the others by design).
+            missing = [c for c in missing if required(c)]
+        if missing and statement_type in ("INSERT", "UPSERT", "INSERT_IGNORE", "DELETE"):
             text = f"Record does not have a value for the Required column(s) {missing}"
-            if behavior == FAIL_UNMATCHED_COLUMN and any(
-                not columns[c].nullable
-                and columns[c].default is None
-                and columns[c].server_default is None
-                and columns[c].autoincrement is not True
-                for c in missing
-            ):
+            if behavior == FAIL_UNMATCHED_COLUMN and any(required(c) for c in missing):
                 raise ProcessException(text)
             if behavior == WARNING_UNMATCHED_COLUMN:
                 context.logger.warning(text)
@@ -271,10 +279,16 @@ class StatementPlan:
 
         Values are converted for the column as NiFi's record conversion does (binary from text
         or byte arrays, timestamps from epoch numbers); two fields of one column ("NAME" and
-        "name") coalesce, and their type is null when they differ.
+        "name", an inferred schema of records spelling it differently) coalesce, and their
+        type is null when they differ.
+
+        Raises:
+            ProcessException: a record gives two such fields different values (NiFi's
+                statement would name the column twice, which the database refuses).
         """
         merged: dict[str, list[Any]] = {}
         kinds: dict[str, pa.DataType] = {}
+        sources: dict[str, str] = {}  # column -> the field it was first taken from
         for field in batch.schema:
             column = self.fields.get(field.name)
             if column is None:
@@ -286,10 +300,18 @@ class StatementPlan:
             elif column in self.timestamps:
                 values, kind = self._instants(field.name, column, kind, values)
             if column in merged:
-                values = [
-                    a if a is not None else b for a, b in zip(merged[column], values, strict=True)
-                ]
+                pairs = list(zip(merged[column], values, strict=True))
+                if any(a is not None and b is not None and a != b for a, b in pairs):
+                    msg = (
+                        f"fields '{sources[column]}' and '{field.name}' of one record both give "
+                        f"column '{column}' of the {self.table.name} table a value, and they "
+                        "differ (NiFi's statement names the column twice, which the database "
+                        "refuses): give the record one of them"
+                    )
+                    raise ProcessException(msg)
+                values = [a if a is not None else b for a, b in pairs]
                 kind = kinds[column] if kinds[column] == kind else pa.null()
+            sources.setdefault(column, field.name)
             merged[column] = values
             kinds[column] = kind
         return merged, kinds

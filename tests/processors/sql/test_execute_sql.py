@@ -323,7 +323,8 @@ def test_no_input_failure_yields_without_flowfile(tmp_path: Path) -> None:
 
 def test_postgres_auto_commit_and_statement_cancel(postgres) -> None:
     """On PostgreSQL: VACUUM runs only with Set Auto Commit true (outside a transaction);
-    pg_sleep past Max Wait Time is cancelled; the pool's connection serves the next run."""
+    pg_sleep past Max Wait Time is cancelled; the pool's one connection comes back out of
+    autocommit with no transaction open (either Set Auto Commit) and serves the next run."""
     postgres.execute("drop table if exists vac")
     postgres.execute("create table vac (a int)")
     runner = _runner(postgres.jdbc_url, **{"Set Auto Commit": "false"})
@@ -331,17 +332,42 @@ def test_postgres_auto_commit_and_statement_cancel(postgres) -> None:
     runner.run()
     message = runner.flowfiles_for("failure")[0].attributes["executesql.error.message"]
     assert "cannot run inside a transaction block" in message
-    runner = _runner(postgres.jdbc_url, **{"Max Wait Time": "1 sec"})
-    runner.enqueue(b"vacuum vac")
-    runner.enqueue(b"select pg_sleep(30)")
-    runner.enqueue(b"select 1 as one")
-    runner.run(3)
-    runner.assert_transfer_count("failure", 1)
-    assert (
-        "Max Wait Time" in runner.flowfiles_for("failure")[0].attributes["executesql.error.message"]
-    )
-    outs = runner.flowfiles_for("success")
-    assert [o.attributes["executesql.row.count"] for o in outs] == ["0", "1"]
+    for auto_commit in ("true", "false"):
+        runner = TestRunner(
+            ExecuteSQL(**{
+                "Database Connection Pooling Service": "dbcp", "Max Wait Time": "1 sec",
+                "Set Auto Commit": auto_commit, "SQL Post-Query": "select 1",
+            })
+        )  # fmt: skip
+        runner.add_service(
+            DBCPConnectionPool(
+                "dbcp",
+                **{
+                    "Database Connection URL": postgres.jdbc_url,
+                    "Database User": "postgres",
+                    "Max Total Connections": "1",
+                    "Maximum Idle Connections": "1",
+                },
+            )
+        )
+        runner.enqueue(b"vacuum vac")
+        runner.enqueue(b"select pg_sleep(30)")
+        runner.enqueue(b"select 1 as one")
+        runner.run(3, stop_on_finish=False)
+        # VACUUM only in autocommit; the query after the cancel ran on the same connection.
+        failed = [f.attributes["executesql.error.message"] for f in runner.flowfiles_for("failure")]
+        assert "Max Wait Time" in failed[-1]
+        assert len(failed) == (1 if auto_commit == "true" else 2)
+        outs = runner.flowfiles_for("success")
+        expected = ["0", "1"] if auto_commit == "true" else ["1"]
+        assert [o.attributes["executesql.row.count"] for o in outs] == expected
+        raw = runner.controller_service("dbcp").engine().raw_connection()
+        try:
+            assert raw.driver_connection.autocommit is False
+            assert raw.driver_connection.info.transaction_status == 0  # IDLE: none open
+        finally:
+            raw.close()
+            runner.stop()
 
 
 def test_incoming_connection_with_no_flowfile(tmp_path: Path) -> None:

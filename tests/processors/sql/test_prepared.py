@@ -659,30 +659,3 @@ def test_a_repository_restored_in_place_keeps_its_id_and_rolls_back_its_strays(
         assert start(flow, run=False) == (first_id, ())  # its sweep: the stray is its own
     assert _prepared_gids(postgres) == []
     assert postgres.execute("select id, name from restored") == []
-
-
-def test_sql_type_and_record_paths_are_prepared_too(
-    postgres: PostgresServer, table: str, held: list
-) -> None:
-    """Statement type SQL, Use Record Path and Pre-/Post-Processing SQL run in the prepared
-    transaction: nothing shows before COMMIT PREPARED, everything after (exactly once)."""
-    runner = _runner(postgres.jdbc_url)
-    runner.set_property("Statement Type", "Use statement.type Attribute")
-    runner.set_property("Field Containing SQL", "sql")
-    runner.set_property("Post-Processing SQL", "UPDATE persons SET name = upper(name)")
-    runner.enqueue(b'[{"sql": "INSERT INTO persons VALUES (1, \'a\')"}]', {"statement.type": "SQL"})
-    paths = _runner(postgres.jdbc_url)
-    paths.set_property("Statement Type", "Use Record Path")
-    paths.set_property("Statement Type Record Path", "/op")
-    paths.set_property("Data Record Path", "/row")
-    paths.set_property("Delete Keys", "id")  # the inferred row has name too (null here)
-    paths.enqueue(b'[{"op": "c", "row": {"id": 2, "name": "b"}}, {"op": "d", "row": {"id": 2}}]')
-    runner.run(stop_on_finish=False)
-    paths.run(stop_on_finish=False)
-    runner.assert_all_flowfiles_transferred("success", 1)
-    paths.assert_all_flowfiles_transferred("success", 1)
-    assert len(_prepared_gids(postgres)) == 2
-    assert postgres.execute(f"select count(*) from {table}") == [(0,)]
-    _commit(runner, held)
-    assert postgres.execute(f"select id, name from {table}") == [(1, "A")]
-    assert _prepared_gids(postgres) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -67,7 +68,9 @@ def test_update_upsert_delete_and_statement_type_attribute(tmp_path: Path) -> No
         b'[{"id": 3, "name": "X", "code": 0}, {"id": 4, "name": "D", "code": 4}]',
         {"statement.type": "INSERT_IGNORE"},
     )
-    runner.enqueue(b'[{"id": 4}]', {"statement.type": "DELETE"})
+    # name is NOT NULL: NiFi's DELETE fails a record schema without it (Fail on Unmatched
+    # Columns), so the record gives it (and every field given is matched).
+    runner.enqueue(b'[{"id": 4, "name": "D"}]', {"statement.type": "DELETE"})
     runner.run(5)
     runner.assert_all_flowfiles_transferred("success", 5)
     assert sqlite_rows(path) == [(1, "A", 1), (2, "B", 20), (3, "C", 30)]
@@ -533,3 +536,36 @@ def test_it_simple_put_upsert_insert_ignore_with_date(postgres, statement_type) 
     assert postgres.execute("select name, age, favorite_color, dob::text from person") == [
         ("John Doe", 50, "blue", "1975-01-01")
     ]
+
+
+def test_max_wait_time_cancels_statements(postgres) -> None:
+    """Max Wait Time (NiFi's setQueryTimeout) cancels a record batch's statements waiting on a
+    lock and a slow Pre-Processing SQL statement: the FlowFile goes to retry (a timeout is
+    transient, as NiFi's SQLTimeoutException), the error names the property; nothing written."""
+    runner = pg_persons(postgres, PERSONS, **{"Max Wait Time": "1 sec"})
+    runner.enqueue(b'[{"id": 1, "name": "a"}]')
+    locker = postgres.connect()
+    locker.autocommit = False
+    locker.execute("lock table persons in access exclusive mode")
+    release = threading.Timer(15, locker.rollback)  # without the bound: written, not retried
+    release.start()
+    try:
+        runner.run()
+    finally:
+        release.cancel()
+        locker.rollback()
+        locker.close()
+    runner.assert_all_flowfiles_transferred("retry", 1)
+    error = runner.flowfiles_for("retry")[0].attributes["putdatabaserecord.error"]
+    assert "the statement ran longer than Max Wait Time (1 seconds)" in error
+    runner = pg_persons(
+        postgres,
+        PERSONS,
+        **{"Max Wait Time": "1 sec", "Pre-Processing SQL": "SELECT pg_sleep(20)"},
+    )
+    runner.enqueue(b'[{"id": 1, "name": "a"}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("retry", 1)
+    error = runner.flowfiles_for("retry")[0].attributes["putdatabaserecord.error"]
+    assert "the statement ran longer than Max Wait Time (1 seconds)" in error
+    assert postgres.execute("select count(*) from persons") == [(0,)]

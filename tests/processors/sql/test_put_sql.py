@@ -355,6 +355,34 @@ def test_obtain_generated_keys_and_autocommit_postgres(postgres) -> None:
     runner.assert_all_flowfiles_transferred("success", 1)
 
 
+def test_generated_keys_postgres_comments_and_literals(postgres) -> None:
+    """RETURNING * goes after the statement's last code (a trailing comment or ';' does not
+    swallow it); 'returning' in a literal or comment is no RETURNING clause; an INSERT with
+    its own RETURNING runs as it is. All in one batch (one bad statement would fail it)."""
+    runner = _pg(postgres, _AI, **{"Obtain Generated Keys": "true"})
+    statements = [
+        "INSERT INTO pg_persons (NAME, CODE) VALUES ('a', 1) -- load job 7",
+        "INSERT INTO pg_persons (NAME, CODE) VALUES ('returning customer', 2)",
+        "INSERT INTO pg_persons (NAME, CODE) VALUES ('c;', 3); /* returning */ -- x",
+        "INSERT INTO pg_persons (NAME, CODE) VALUES ($$d -- $$, 4)",
+        "INSERT INTO pg_persons (NAME, CODE) VALUES ('e', 5) RETURNING CODE",
+    ]
+    for sql in statements:
+        runner.enqueue(sql)
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    assert len(outs) == 5
+    keys = [f.attributes.get("sql.generated.key") for f in outs]
+    assert keys == ["1", "2", "3", "4", None]
+    assert postgres.execute("select id, name from pg_persons order by id") == [
+        (1, "a"),
+        (2, "returning customer"),
+        (3, "c;"),
+        (4, "d -- "),
+        (5, "e"),
+    ]
+
+
 def test_fail_in_middle_with_bad_statement_support_transaction(postgres) -> None:
     """NiFi's testFailInMiddleWithBadStatementAndSupportTransaction: with Support Fragmented
     Transactions a batch is one transaction: all four to failure, one with the error
@@ -464,23 +492,33 @@ def test_fail_in_middle_with_bad_parameter(postgres, bad: str, transactions: str
 
 
 def test_retryable_failure_rollback_on_failure(postgres) -> None:
-    """NiFi's testRetryableFailureRollbackOnFailure / testMultipleStatementsWithinFlowFile-
-    RollbackOnFailure: with Rollback On Failure the trigger fails, nothing is routed."""
+    """NiFi's testRetryableFailureRollbackOnFailure: a transient error (a statement cancelled
+    by its timeout) after a statement that wrote: with Rollback On Failure the trigger fails,
+    nothing is routed, both FlowFiles stay queued and the database is unchanged; without it
+    the same error routes to retry."""
+    statements = [
+        "INSERT INTO pg_persons (ID, NAME, CODE) VALUES (1, 'Mark', 84)",
+        "SET LOCAL statement_timeout = 1; SELECT pg_sleep(1)",
+    ]
+    table = "id integer primary key, name varchar(100), code integer"
     runner = _pg(
         postgres,
-        "id integer primary key, name varchar(100), code integer",
-        **{"Rollback On Failure": "true"},
+        table,
+        **{"Rollback On Failure": "true", "Support Fragmented Transactions": "false"},
     )
-    runner.enqueue(
-        "INSERT INTO pg_persons (ID, NAME, CODE) VALUES (?, ?, ?); "
-        "UPDATE pg_persons SET NAME='George' WHERE ID=?; ",
-        _args((4, "1"), (12, "Mark"), (4, "84"), (4, "1")),
-    )
-    with pytest.raises(ProcessException):
+    for sql in statements:
+        runner.enqueue(sql)
+    with pytest.raises(ProcessException, match="statement timeout"):
         runner.run()
     runner.assert_transfer_count("retry", 0)
     runner.assert_transfer_count("failure", 0)
-    assert runner.queue_size() == 1
+    runner.assert_transfer_count("success", 0)
+    assert runner.queue_size() == 2
+    assert postgres.execute("select count(*) from pg_persons") == [(0,)]
+    runner = _pg(postgres, table, **{"Support Fragmented Transactions": "false"})
+    runner.enqueue(statements[1])
+    runner.run()
+    runner.assert_all_flowfiles_transferred("retry", 1)
 
 
 def test_bit_type(postgres) -> None:

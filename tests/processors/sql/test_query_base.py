@@ -3,15 +3,21 @@ give the same records, streamed reads end cleanly, Set Auto Commit as NiFi's."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
 
+from flowcore.errors import ProcessException
 from flowcore.testing import TestRunner
 from processors.record_services import JsonRecordSetWriter, ParquetRecordSetWriter
 from processors.sql import query_base
 from processors.sql.dbcp import DBCPConnectionPool
+from processors.sql.generate_table_fetch import GenerateTableFetch
+from processors.sql.query_database_table import QueryDatabaseTable
 from processors.sql.query_database_table_record import QueryDatabaseTableRecord
 
 #: One column per type of BINARY_SAME_TYPES: (name, SQL type, OID, literals of its rows).
@@ -231,3 +237,69 @@ def test_a_validation_query_before_an_autocommit_read(postgres, opened) -> None:
     (out,) = runner.flowfiles_for("success")
     assert json.loads(out.content) == [{"id": 1}, {"id": 2}]
     assert opened == [(True, True)]
+
+
+@contextlib.contextmanager
+def _locked(postgres, table: str) -> Iterator[None]:
+    """*table* locked (ACCESS EXCLUSIVE) by another session; given up after 15 s at most, so a
+    listing that ignores Max Wait Time finishes (and reads the rows) instead of hanging."""
+    locker = postgres.connect()
+    locker.autocommit = False
+    locker.execute(f"lock table {table} in access exclusive mode")
+    release = threading.Timer(15, locker.rollback)
+    release.start()
+    try:
+        yield
+    finally:
+        release.cancel()
+        locker.rollback()
+        locker.close()
+
+
+@pytest.mark.parametrize("processor", ["QueryDatabaseTable", "GenerateTableFetch"])
+def test_max_wait_time_bounds_the_listing(postgres, caplog, processor: str) -> None:
+    """Max Wait Time cancels the driver's listing query (QueryDatabaseTable's, GenerateTable
+    Fetch's) behind a lock, as NiFi's setQueryTimeout: logged naming the property, nothing
+    listed, no state kept, the processor yields."""
+    postgres.execute("drop table if exists waited")
+    postgres.execute("create table waited (id int primary key)")
+    postgres.execute("insert into waited values (1)")
+    kind = QueryDatabaseTable if processor == "QueryDatabaseTable" else GenerateTableFetch
+    runner = TestRunner(
+        kind(**{
+            "Database Connection Pooling Service": "dbcp", "Table Name": "waited",
+            "Maximum-value Columns": "id", "Max Wait Time": "1 sec",
+        })
+    )  # fmt: skip
+    runner.add_service(
+        DBCPConnectionPool(
+            "dbcp",
+            **{"Database Connection URL": postgres.jdbc_url, "Database User": postgres.user},
+        )
+    )
+    with _locked(postgres, "waited"):
+        runner.run()
+    runner.assert_transfer_count("success", 0)
+    assert runner.state == {}
+    assert runner.context.yielded
+    assert "the listing query ran longer than Max Wait Time (1 seconds)" in caplog.text
+
+
+def test_max_wait_time_bounds_the_read(postgres) -> None:
+    """Max Wait Time cancels the task's read (its query and fetches): the item's session
+    rolls back (read again later), the error names the property."""
+    runner = TestRunner(
+        QueryDatabaseTable(**{
+            "Database Connection Pooling Service": "dbcp", "Table Name": "slow",
+            "Custom Query": "SELECT 1 AS id, pg_sleep(20) AS s", "Max Wait Time": "1 sec",
+        })
+    )  # fmt: skip
+    runner.add_service(
+        DBCPConnectionPool(
+            "dbcp",
+            **{"Database Connection URL": postgres.jdbc_url, "Database User": postgres.user},
+        )
+    )
+    with pytest.raises(ProcessException, match="query ran longer than Max Wait Time"):
+        runner.run()
+    runner.assert_transfer_count("success", 0)

@@ -154,6 +154,24 @@ def test_record_path_options(postgres) -> None:
     ]
 
 
+def test_data_record_path_records_of_different_shapes(postgres) -> None:
+    """Data records of different shapes keep their own fields: each is written with its own
+    schema (NiFi's), not the first one's (which dropped the second's 'code')."""
+    runner = pg_persons(postgres, PERSONS, **{"Data Record Path": "/*"})
+    runner.enqueue(
+        b'[{"a": {"id": 1, "name": "x"}, "b": {"id": 2, "code": 5}},'
+        b' {"a": {"id": 3, "name": "y"}, "b": {"id": 4, "code": 6}}]'
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select * from persons order by id") == [
+        (1, "x", None),
+        (2, None, 5),
+        (3, "y", None),
+        (4, None, 6),
+    ]
+
+
 def test_record_path_errors(postgres) -> None:
     """NiFi's RecordPathStatementType and getDataRecords messages: an unknown operation, a
     Data Record Path selecting nothing or no record fail the FlowFile, nothing written."""

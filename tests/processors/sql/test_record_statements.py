@@ -82,6 +82,54 @@ def test_delete_matches_every_field_without_delete_keys(postgres) -> None:
     assert postgres.execute("select id from persons order by id") == [(1,), (2,)]
 
 
+def test_delete_checks_the_required_columns(postgres) -> None:
+    """NiFi's generateDelete: a record lacking a NOT NULL column without a default fails
+    under Fail on Unmatched Columns (nothing deleted); nullable columns may be missing;
+    Ignore Unmatched Columns deletes by the fields given."""
+    ddl = "id integer primary key, name varchar(100) not null, code integer"
+    inserts = "insert into persons values (1, 'a', 1), (2, 'b', 2)"
+    runner = pg_persons(postgres, ddl, inserts, **{"Statement Type": "DELETE"})
+    runner.enqueue(b'[{"id": 1}, {"id": 2}]')  # the records' schema has no name
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+    assert "Record does not have a value for the Required column(s) ['name']" in error
+    assert postgres.execute("select id from persons order by id") == [(1,), (2,)]
+    runner = pg_persons(postgres, ddl, inserts, **{"Statement Type": "DELETE"})
+    runner.enqueue(b'[{"id": 1, "name": "a"}]')  # code (nullable) missing: fine
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select id from persons order by id") == [(2,)]
+    runner = pg_persons(
+        postgres,
+        ddl,
+        inserts,
+        **{"Statement Type": "DELETE", "Unmatched Column Behavior": "Ignore Unmatched Columns"},
+    )
+    runner.enqueue(b'[{"id": 2}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select id from persons order by id") == [(1,)]
+
+
+def test_two_fields_of_one_column_with_different_values_fail(postgres) -> None:
+    """Fields "NAME" and "name" (Translate Field Names) coalesce where a record gives one of
+    them (or the same value); a record giving both different values fails naming both, as
+    NiFi's statement naming the column twice is refused; nothing written."""
+    runner = pg_persons(postgres, PERSONS)
+    runner.enqueue(b'[{"id": 1, "NAME": "a"}, {"id": 2, "name": "b", "NAME": "b"}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select id, name from persons order by id") == [(1, "a"), (2, "b")]
+    runner = pg_persons(postgres, PERSONS)
+    runner.enqueue(b'[{"id": 1, "NAME": "a"}, {"id": 2, "NAME": "b", "name": "c"}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
+    assert "fields 'NAME' and 'name' of one record both give column 'name'" in error
+    assert postgres.execute("select count(*) from persons") == [(0,)]
+
+
 _BLOBS = "id integer primary key, name text, content bytea, code integer"
 
 
