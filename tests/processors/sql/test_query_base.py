@@ -277,6 +277,7 @@ def test_max_wait_time_bounds_the_listing(postgres, caplog, processor: str) -> N
             **{"Database Connection URL": postgres.jdbc_url, "Database User": postgres.user},
         )
     )
+    runner.set_incoming_connection(False)  # GenerateTableFetch lists as a source when not fed
     with _locked(postgres, "waited"):
         runner.run()
     runner.assert_transfer_count("success", 0)
