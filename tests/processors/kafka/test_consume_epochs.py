@@ -297,3 +297,45 @@ def test_ranges_ending_in_a_transactions_commit_marker_keep_their_epochs(control
     assert [f.content for f in runner.flowfiles_for("success")] == [b"a", b"b", b"c"]
     assert runner.state[f"{topic}:0"] == "5:0"
     assert not [r for r in caplog.records if r.levelname == "WARNING"]
+
+
+def test_watermarks_are_read_at_the_services_isolation_level_and_probes_uncommitted(
+    controlled, monkeypatch
+):
+    """The listing's watermarks come from a consumer at the service's isolation level
+    (read_committed: its high watermark is the last stable offset, so no range ends inside
+    an open transaction); only the epoch probes, which assign and seek, read uncommitted."""
+    import confluent_kafka
+
+    made = []
+
+    class Recording(confluent_kafka.Consumer):
+        def __init__(self, config):
+            super().__init__(config)
+            self.isolation, self.calls = config.get("isolation.level"), set()
+            made.append(self)
+
+        def get_watermark_offsets(self, *args, **kwargs):
+            self.calls.add("watermarks")
+            return super().get_watermark_offsets(*args, **kwargs)
+
+        def assign(self, *args, **kwargs):
+            self.calls.add("assign")
+            return super().assign(*args, **kwargs)
+
+    topic = "epochs-isolation"
+    controlled.create_topic(topic)
+    controlled.produce(topic, [b"a", b"b"])
+    runner = _runner(controlled, topic)
+    runner.run(stop_on_finish=False)
+    controlled.produce(topic, [b"c"])
+    processor, context = runner.processor, runner.context
+    processor.on_stopped(context)  # its consumers are made again, recorded
+    monkeypatch.setattr(confluent_kafka, "Consumer", Recording)
+    (item,) = processor.list_work(context, runner.state).items  # checked, and its epoch learnt
+    runner.stop()
+    assert (item.payload["start"], item.payload["end"], item.payload["epoch"]) == (2, 3, 0)
+    assert {(c.isolation, frozenset(c.calls)) for c in made} == {
+        ("read_committed", frozenset({"watermarks"})),
+        ("read_uncommitted", frozenset({"assign"})),
+    }
