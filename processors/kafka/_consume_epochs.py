@@ -1,23 +1,29 @@
 """ConsumeKafka's positions with leader epochs: log truncation detected, not silently skipped.
 
 A partition's log can be cut below the flow's next offset (an unclean leader election truncates
-it to the new leader's, or the topic is deleted and made again) and then grow back past that
-offset before the next listing: the watermarks show nothing wrong, and the messages written
-from the cut up to the flow's offset were skipped for good. Kafka's answer is KIP-320: keep,
-beside the next offset, the leader epoch of the last message consumed before it, and ask the
-leader where that epoch ends (OffsetForLeaderEpoch) before reading on. librdkafka does that
-when a partition is assigned with a leader epoch, and on a divergence seeks to the offset where
-the epoch ends, the first offset the flow did not read of the log now there (the Java
-consumer's behaviour under an ``auto.offset.reset`` policy; ``none`` would raise instead).
+it to the new leader's) and then grow back past that offset before the next listing: the
+watermarks show nothing wrong, and the messages written from the cut up to the flow's offset
+were skipped for good. Kafka's answer is KIP-320: keep, beside the next offset, the leader epoch
+of the last message consumed before it, and ask the leader where that epoch ends
+(OffsetForLeaderEpoch) before reading on. librdkafka does that when a partition is assigned
+with a leader epoch, and on a divergence seeks to the offset where the epoch ends, the first
+offset the flow did not read of the log now there (the Java consumer's behaviour under an
+``auto.offset.reset`` policy; ``none`` would raise instead). A topic deleted and made again,
+whose epochs start again at 0, is told by its topic ID instead (:mod:`._consume_topic_ids`).
 
 The flow's SOURCE STATE keeps ``next offset:leader epoch`` per ``topic:partition`` (a state
 without the epoch, from before, is the next offset alone and is not checked). The listing
 *validates* each position with an epoch before handing out a range after it: sought to the
 position with its epoch (librdkafka validates a seek's epoch; an assignment's only when the
 leader's epoch it knows changes), a partition whose first message comes below the position
-diverged there. And it *learns* the epoch of each new range's last message by reading it (the
-last two offsets of the range: the last is a transaction's control record when the producer
-used transactions, which is never delivered). Both are one fetch round trip for all partitions.
+diverged there. A position past the log's end is sought to at the log's last offset: a message
+below it diverged, and the last message's epoch tells whether the flow's epoch ended before it.
+A check that has not answered within the wait is no pass: the partition is *unchecked*, and the
+listing hands out nothing of it and checks it again next time (reading on from the flow's
+offset would skip a cut's messages for good). The listing also *learns* the epoch of each new
+range's last message by reading it (the last two offsets of the range: the last is a
+transaction's control record when the producer used transactions, which is never delivered).
+Both are one fetch round trip for all partitions.
 """
 
 from __future__ import annotations

@@ -5,6 +5,9 @@ watermarks, the flow's position there (its SOURCE STATE, ``next offset[:leader e
 ``topic:partition``, and each topic's ID under ``topic:id``) checked against the topic's ID
 (:mod:`._consume_topic_ids`) and validated by leader epoch (:mod:`._consume_epochs`), and a
 range ``[start, end)`` of at most Max Poll Records after it, with the state after the ranges.
+A partition whose check did not answer in time gets no range and keeps its state (warned):
+the next listing checks it again. The watermarks come from a consumer at the service's
+isolation level; the epoch probes from one that reads uncommitted messages.
 """
 
 from __future__ import annotations
@@ -65,8 +68,11 @@ def list_ranges(
     its log start (:mod:`._consume_topic_ids`). A position whose partition's log diverged below
     it (:mod:`._consume_epochs`) moves back to where the log diverged, with a warning naming
     both offsets; the new positions carry the leader epoch of their ranges' last messages,
-    learnt by reading them. *reset* is Auto Offset Reset, for a partition the state has no
-    position for; *room* Max Poll Records.
+    learnt by reading them. A position whose check did not answer within *timeout* (Max
+    Metadata Wait Time) gets no range, its state kept, with a warning naming it: the next
+    listing checks it again. *consumer* is the probes' (read uncommitted); *marks* were read
+    at the service's isolation level. *reset* is Auto Offset Reset, for a partition the state
+    has no position for; *room* Max Poll Records.
     """
     moving = moving_topics(marks, state)
     state, remade = adopt_ids(state, topic_ids(moving) if moving else {}, warn)

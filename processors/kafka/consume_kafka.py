@@ -246,8 +246,10 @@ class ConsumeKafka(SourceProcessor):
         """Ranges after the *state*'s positions, each validated by its leader epoch first.
 
         A position whose partition's log diverged below it (:mod:`._consume_epochs`) moves back
-        to where the log diverged, with a warning naming both offsets; the new positions carry
-        the leader epoch of their ranges' last messages, learnt by reading them.
+        to where the log diverged, with a warning naming both offsets; one whose check did not
+        answer within Max Metadata Wait Time is held back (no range, its state kept, warned)
+        and checked again next listing. The new positions carry the leader epoch of their
+        ranges' last messages, learnt by reading them.
         """
         kafka = import_kafka()
         consumer = self._admin_consumer(context, service)
