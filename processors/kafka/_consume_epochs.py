@@ -184,14 +184,15 @@ def learn_epochs(
 ) -> dict[Place, int | None]:
     """The leader epoch of the last message each range ``[start, end)`` delivers (module doc).
 
-    A range whose last two offsets deliver nothing (control records, aborted messages) or
-    that does not answer in *wait* seconds gets None: its position is kept without an epoch.
+    A range whose last two offsets deliver nothing (control records) gets None: its position
+    is kept without an epoch. A range that does not answer in *wait* seconds is left out: kept
+    without an epoch, its position's next check would be skipped, so the listing holds it back.
     """
     if not ranges:
         return {}
     places = list(ranges)
     consumer.assign([kafka.TopicPartition(*p, max(ranges[p][0], ranges[p][1] - 2)) for p in places])
-    epochs: dict[Place, int | None] = dict.fromkeys(places)
+    epochs: dict[Place, int | None] = {}
     open_ = set(places)
     deadline = time.monotonic() + wait
     try:
@@ -205,12 +206,16 @@ def learn_epochs(
                     epochs[place] = message.leader_epoch()
                 if message.offset() >= end - 1:
                     open_.discard(place)
+                    epochs.setdefault(place, None)
             if open_:  # a range may end in control records: its position passed the end
                 rest = sorted(open_)
                 positions = consumer.position([kafka.TopicPartition(*p) for p in rest])
-                open_.difference_update(
-                    p for p, at in zip(rest, positions, strict=True) if at.offset >= ranges[p][1]
-                )
+                for place, at in zip(rest, positions, strict=True):
+                    if at.offset >= ranges[place][1]:
+                        open_.discard(place)
+                        epochs.setdefault(place, None)
     finally:
         consumer.unassign()
+    for place in open_:  # not answered in time
+        epochs.pop(place, None)
     return epochs

@@ -131,6 +131,14 @@ def list_ranges(
     items = []
     for (topic, partition), (start, end) in ranges.items():
         key = f"{topic}:{partition}"
+        if (topic, partition) not in epochs:  # held back: checked again next listing
+            new_state[key] = state.get(key, str(start))
+            warn(
+                f"Kafka {key}'s range [{start}, {end}) was not handed out: the leader epoch of "
+                f"its last message did not come within Max Metadata Wait Time ({timeout:g} s), "
+                f"and without it the next listing could not check the position after it"
+            )
+            continue
         epoch = epochs[topic, partition]
         new_state[key] = format_position(end, epoch)
         payload = {"topic": topic, "partition": partition, "start": start, "end": end}

@@ -16,6 +16,8 @@ from tests.processors.kafka.mock_cluster import ControlledMockCluster
 
 #: Kafka's ApiKey of OffsetForLeaderEpoch, the request a position's check sends
 OFFSET_FOR_LEADER_EPOCH = 23
+#: Kafka's ApiKey of Fetch, the request a range's epoch is learnt by
+FETCH = 1
 
 
 @pytest.fixture(scope="module")
@@ -134,6 +136,28 @@ def test_a_check_not_answered_in_time_holds_the_partition_back_until_one_is(
     wanted = [b"n%d" % i for i in range(2, 2 + new)]
     assert [f.content for f in runner.flowfiles_for("success")] == wanted
     assert runner.state[f"{topic}:0"] == f"{2 + new}:1"
+
+
+def test_a_range_whose_epoch_is_not_learnt_in_time_is_held_back_until_it_is(controlled, caplog):
+    """A range whose last message's leader epoch does not come within Max Metadata Wait Time
+    is not handed out (its position would be kept without an epoch, so the next listing could
+    not check it): the state is kept, a warning names it, and the next listing reads it."""
+    topic = "epochs-late-learning"
+    controlled.create_topic(topic)
+    controlled.set_leader(topic, 0, 2)
+    controlled.produce(topic, [b"a", b"b", b"c"])
+    runner = _runner(controlled, topic, wait="1 sec")
+    runner.set_state({f"{topic}:0": "1"})  # no epoch: no check, only the learning fetches
+    controlled.delay_request(2, FETCH, 1500)
+    caplog.set_level("WARNING", logger="flowcore.processors")
+    runner.run()
+    assert runner.flowfiles_for("success") == []
+    assert runner.state[f"{topic}:0"] == "1"
+    (warned,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert f"Kafka {topic}:0's range [1, 3) was not handed out" in warned
+    runner.run()
+    assert [f.content for f in runner.flowfiles_for("success")] == [b"b", b"c"]
+    assert runner.state[f"{topic}:0"] == "3:1"
 
 
 def test_a_log_cut_below_the_state_to_one_message_of_a_later_epoch_reads_it(controlled, caplog):
