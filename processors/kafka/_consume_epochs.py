@@ -22,8 +22,9 @@ A check that has not answered within the wait is no pass: the partition is *unch
 listing hands out nothing of it and checks it again next time (reading on from the flow's
 offset would skip a cut's messages for good). The listing also *learns* the epoch of each new
 range's last message by reading it (the last two offsets of the range: the last is a
-transaction's control record when the producer used transactions, which is never delivered).
-Both are one fetch round trip for all partitions.
+transaction's control record when the producer used transactions, which is never delivered);
+a range whose epoch does not come within the wait is held back as well, as a position kept
+without an epoch would not be checked. Both are one fetch round trip for all partitions.
 """
 
 from __future__ import annotations
