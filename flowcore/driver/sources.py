@@ -10,6 +10,7 @@ what a transaction commits is ever marked done.
 from __future__ import annotations
 
 import logging
+import math
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from traceback import format_exception
@@ -169,16 +170,22 @@ class SourceLister:
                     if not item.batched:
                         limit = room[0]
                 if triggers == MAX_SOURCE_TRIGGERS and made is not None:
-                    listed_until = made + self._listed_ahead(member, state)
+                    per_item = made / (len(work) - listed)  # FlowFiles an item made so far
+                    listed_until = made + self._listed_ahead(member, state, per_item)
             if len(work) > listed or dict(state) != dict(committed):
                 states[member.component_id] = dict(state)
         return work, states
 
-    def _listed_ahead(self, member: MemberPlan, state: Mapping[str, str]) -> int:
-        """What a source that fills micro-batches has listed and not handed out yet, after *state*.
+    def _listed_ahead(self, member: MemberPlan, state: Mapping[str, str], per_item: float) -> int:
+        """The FlowFiles a source that fills micro-batches has listed and not handed out yet.
 
-        Its ``pending_work`` (files, for GetFile and ListFile: the FlowFiles they make); 0 for
-        any other source, or one that cannot say.
+        Its ``pending_work`` counts work items (GetFile's and ListFile's files, FileSplitter's
+        blocks, ConsumeKafka's ranges of up to Max Poll Records messages), so the items left
+        after *state* count as *per_item* FlowFiles each, what its items handed out this
+        micro-batch made on average, as the bound they are added to counts FlowFiles (for
+        GetFile an item is one; counted as one each, a source whose items make many stopped a
+        few items past the cap, not once it had handed out what it had listed). 0 for any other
+        source, or one that cannot say.
         """
         processor = member.processor
         assert isinstance(processor, SourceProcessor)
@@ -189,7 +196,7 @@ class SourceLister:
         except Exception:  # then it stops at MAX_SOURCE_TRIGGERS, as before it could say
             log.debug("%s cannot say what it has listed", member.name, exc_info=True)
             return 0
-        return 0 if left is None else left.items
+        return 0 if left is None else math.ceil(left.items * per_item)
 
     def _scheduled(self, member: MemberPlan) -> bool:
         """Whether *member* is scheduled on the driver, scheduling it now if it is time.

@@ -5,6 +5,9 @@ watermarks, the flow's position there (its SOURCE STATE, ``next offset[:leader e
 ``topic:partition``, and each topic's ID under ``topic:id``) checked against the topic's ID
 (:mod:`._consume_topic_ids`) and validated by leader epoch (:mod:`._consume_epochs`), and a
 range ``[start, end)`` of at most Max Poll Records after it, with the state after the ranges.
+A partition whose check did not answer in time gets no range and keeps its state (warned):
+the next listing checks it again. The watermarks come from a consumer at the service's
+isolation level; the epoch probes from one that reads uncommitted messages.
 """
 
 from __future__ import annotations
@@ -65,22 +68,37 @@ def list_ranges(
     its log start (:mod:`._consume_topic_ids`). A position whose partition's log diverged below
     it (:mod:`._consume_epochs`) moves back to where the log diverged, with a warning naming
     both offsets; the new positions carry the leader epoch of their ranges' last messages,
-    learnt by reading them. *reset* is Auto Offset Reset, for a partition the state has no
-    position for; *room* Max Poll Records.
+    learnt by reading them. A position whose check did not answer within *timeout* (Max
+    Metadata Wait Time) gets no range, its state kept, with a warning naming it: the next
+    listing checks it again. *consumer* is the probes' (read uncommitted); *marks* were read
+    at the service's isolation level. *reset* is Auto Offset Reset, for a partition the state
+    has no position for; *room* Max Poll Records.
     """
     moving = moving_topics(marks, state)
     state, remade = adopt_ids(state, topic_ids(moving) if moving else {}, warn)
     positions = {p: parse_position(state[_key(p)]) for p in marks if _key(p) in state}
-    checks = {
+    checks = {  # an empty log (low == high) holds nothing the flow could miss: not checked
         place: (offset, epoch, marks[place][1])
         for place, (offset, epoch) in positions.items()
-        if epoch is not None and offset != marks[place][1] and offset > marks[place][0]
+        if epoch is not None
+        and offset != marks[place][1]
+        and offset > marks[place][0]
+        and marks[place][1] > marks[place][0]
     }
-    diverged = validate(kafka, consumer, checks, timeout)
+    checked = validate(kafka, consumer, checks, timeout)
+    diverged = checked.diverged
     new_state = dict(state)
     ranges: dict[tuple[str, int], tuple[int, int]] = {}
     for place, (low, high) in marks.items():
         key = _key(place)
+        if place in checked.unchecked:  # held back, its state kept: checked again next listing
+            offset, epoch = positions[place]
+            warn(
+                f"Kafka {key}'s position {offset} (leader epoch {epoch}) was not checked "
+                f"within Max Metadata Wait Time ({timeout:g} s): its log may have been cut "
+                f"below it, so nothing of {key} is read this listing; the next one checks again"
+            )
+            continue
         if place in positions:
             offset = positions[place][0]
             start = max(diverged.get(place, offset), low)
@@ -113,6 +131,14 @@ def list_ranges(
     items = []
     for (topic, partition), (start, end) in ranges.items():
         key = f"{topic}:{partition}"
+        if (topic, partition) not in epochs:  # held back: checked again next listing
+            new_state[key] = state.get(key, str(start))
+            warn(
+                f"Kafka {key}'s range [{start}, {end}) was not handed out: the leader epoch of "
+                f"its last message did not come within Max Metadata Wait Time ({timeout:g} s), "
+                f"and without it the next listing could not check the position after it"
+            )
+            continue
         epoch = epochs[topic, partition]
         new_state[key] = format_position(end, epoch)
         payload = {"topic": topic, "partition": partition, "start": start, "end": end}

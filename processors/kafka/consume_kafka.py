@@ -176,31 +176,46 @@ class ConsumeKafka(SourceProcessor):
         return self._list(context, service, state)
 
     def _admin_consumer(self, context: ProcessContext, service: Kafka3ConnectionService) -> Any:
-        """The driver's consumer (metadata, watermarks, group commits), made once."""
+        """The driver's consumer for metadata, watermarks and group commits, made once.
+
+        Its isolation level is the service's, as the reader's: librdkafka sends it with the
+        watermarks' ListOffsets, so with ``read_committed`` the high watermark is the last
+        stable offset and no range ends inside an open transaction (the reader would wait
+        for that transaction until Client Timeout, and fail the range).
+        """
         consumer = getattr(self, "_lister", None)
         if consumer is None:
-            kafka = import_kafka()
-            group = context.get_property(GROUP_ID).value
-            consumer = kafka.Consumer(
-                service.client_config(
-                    **{
-                        "group.id": group,
-                        "enable.auto.commit": False,
-                        # its probes (_consume_epochs): a position whose leader epoch has no
-                        # messages left is read from the log's start, not skipped to its end
-                        "auto.offset.reset": "earliest",
-                        "enable.partition.eof": False,
-                        "fetch.wait.max.ms": 10,
-                        # a probe wants a partition's first messages only: librdkafka's
-                        # default fetched 1 MiB a partition
-                        "max.partition.fetch.bytes": 1024,
-                        # and any message: read_committed held back an open transaction's
-                        # (a validation waited for them until its timeout)
-                        "isolation.level": "read_uncommitted",
-                    }
-                )
-            )
-            self._lister = consumer
+            config = {
+                "group.id": context.get_property(GROUP_ID).value,
+                "enable.auto.commit": False,
+                "isolation.level": service.isolation_level,
+            }
+            consumer = self._lister = import_kafka().Consumer(service.client_config(**config))
+        return consumer
+
+    def _probe_consumer(self, context: ProcessContext, service: Kafka3ConnectionService) -> Any:
+        """The driver's consumer for leader-epoch checks and learning (:mod:`._consume_epochs`).
+
+        Made once, apart from :meth:`_admin_consumer`: it reads uncommitted messages.
+        """
+        consumer = getattr(self, "_prober", None)
+        if consumer is None:
+            config = {
+                "group.id": context.get_property(GROUP_ID).value,
+                "enable.auto.commit": False,
+                # a position whose leader epoch has no messages left is read from the log's
+                # start, not skipped to its end
+                "auto.offset.reset": "earliest",
+                "enable.partition.eof": False,
+                "fetch.wait.max.ms": 10,
+                # a probe wants a partition's first messages only: librdkafka's default
+                # fetched 1 MiB a partition
+                "max.partition.fetch.bytes": 1024,
+                # and any message: read_committed held back an open transaction's (a check
+                # waited for them until its timeout, and a position's check is no read)
+                "isolation.level": "read_uncommitted",
+            }
+            consumer = self._prober = import_kafka().Consumer(service.client_config(**config))
         return consumer
 
     def _topics(self, context: ProcessContext, consumer: Any, timeout: float) -> list[Any]:
@@ -231,8 +246,10 @@ class ConsumeKafka(SourceProcessor):
         """Ranges after the *state*'s positions, each validated by its leader epoch first.
 
         A position whose partition's log diverged below it (:mod:`._consume_epochs`) moves back
-        to where the log diverged, with a warning naming both offsets; the new positions carry
-        the leader epoch of their ranges' last messages, learnt by reading them.
+        to where the log diverged, with a warning naming both offsets; one whose check did not
+        answer within Max Metadata Wait Time is held back (no range, its state kept, warned)
+        and checked again next listing. The new positions carry the leader epoch of their
+        ranges' last messages, learnt by reading them.
         """
         kafka = import_kafka()
         consumer = self._admin_consumer(context, service)
@@ -244,7 +261,7 @@ class ConsumeKafka(SourceProcessor):
         self._seen = (marks, reset, service.max_poll_records)
         return list_ranges(
             kafka,
-            consumer,
+            self._probe_consumer(context, service),
             marks,
             state,
             reset=reset,
@@ -306,7 +323,7 @@ class ConsumeKafka(SourceProcessor):
         del context
         for name in ("_reader_topics", "_ids", "_seen"):
             self.__dict__.pop(name, None)
-        for name in ("_lister", "_reader"):
+        for name in ("_lister", "_prober", "_reader"):
             consumer = self.__dict__.pop(name, None)
             if consumer is not None:
                 consumer.close()
@@ -330,6 +347,7 @@ class ConsumeKafka(SourceProcessor):
         """Pickle without live consumers (Spark ships the processor)."""
         state = dict(self.__dict__)
         state.pop("_lister", None)
+        state.pop("_prober", None)
         state.pop("_reader", None)
         state.pop("_reader_topics", None)
         state.pop("_ids", None)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
+
 from flowcore.builder import Flow
 from flowcore.driver.controller import Controller, run_flow
 from flowcore.driver.sources import MAX_SOURCE_TRIGGERS
@@ -159,6 +161,30 @@ def test_past_the_trigger_cap_a_filling_source_does_not_list_anew(tmp_path: Path
     # 64 triggers take 13 listings of 5 files; the last listing's 65th file is handed out too
     assert MAX_SOURCE_TRIGGERS == 64
     assert (len(keys), ArrivingGet.listings) == (65, 13)
+
+
+class TenEachGet(GetFile):
+    """GetFile whose work items each make ten FlowFiles, as a ConsumeKafka range makes many
+    (its ``pending_work`` still counts work items: files)."""
+
+    def list_work(self, context, state):  # type: ignore[no-untyped-def]
+        listing = super().list_work(context, state)
+        items = tuple(attrs.evolve(item, flowfiles=10) for item in listing.items)
+        return attrs.evolve(listing, items=items)
+
+
+def test_past_the_trigger_cap_items_left_count_as_the_flowfiles_they_make(tmp_path: Path) -> None:
+    """Past MAX_SOURCE_TRIGGERS a source whose items each make ten FlowFiles hands out all it
+    had listed (its items left count as ten FlowFiles each, as the items handed out did), not
+    just four more items (items left added to FlowFiles made)."""
+    inputs = tmp_path / "in"
+    inputs.mkdir()
+    for number in range(100):
+        (inputs / f"f{number:03d}").write_text("x")
+    source = TenEachGet(input_directory=str(inputs), keep_source_file=True, batch_size=1)
+    assert MAX_SOURCE_TRIGGERS < 100
+    keys = _listed_keys(inputs, source, (10_000, 10_000))
+    assert keys == [f"f{n:03d}" for n in range(100)]
 
 
 class CountingGet(GetFile):

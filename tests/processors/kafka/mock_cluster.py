@@ -60,6 +60,15 @@ class ControlledMockCluster:
             )
         )
 
+    def delay_request(self, broker: int, api_key: int, milliseconds: int) -> None:
+        """*broker* answers its next request of *api_key* (no error) *milliseconds* late."""
+        import ctypes
+
+        push = self._lib.rd_kafka_mock_broker_push_request_error_rtts  # variadic: no argtypes
+        push.restype = ctypes.c_int
+        once = (ctypes.c_int16(api_key), ctypes.c_size_t(1), ctypes.c_int(0), milliseconds)
+        self._check(push(ctypes.c_void_p(self._mock), ctypes.c_int32(broker), *once))
+
     def topic_id(self, topic: str) -> str:
         """*topic*'s ID as Kafka writes it (URL-safe base64), described through the controller."""
         from confluent_kafka import TopicCollection
