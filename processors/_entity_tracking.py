@@ -37,6 +37,7 @@ __all__ = [
     "cache_key",
     "track_entities",
     "validate",
+    "warn_missing",
 ]
 
 T = TypeVar("T")
@@ -114,9 +115,25 @@ def validate(
     ]
 
 
-def cache_key(processor: str, node: str | None = None) -> str:
-    """NiFi's cache key: ``ListedEntities::{processor}`` (``::{node}`` for local state)."""
-    return f"ListedEntities::{processor}" + (f"::{node}" if node else "")
+def cache_key(component_id: str, node: str | None = None) -> str:
+    """NiFi's cache key: ``ListedEntities::{processor id}`` (``::{node}`` for local state).
+
+    The id is the component's stable id (its ``id``, by default its name; NiFi's id on
+    import), what its state is kept under too: an edit that keeps the id keeps the entry.
+    """
+    return f"ListedEntities::{component_id}" + (f"::{node}" if node else "")
+
+
+def warn_missing(context: Any, cache: str, key: str) -> None:
+    """The warning (a bulletin) when the entry of a committed entity listing is gone."""
+    context.logger.warning(
+        "The Tracking Entities entry %s is missing from map cache %s though this lister "
+        "committed an entity listing: it was evicted (or removed), so every entity is listed "
+        "again; give the lister a MapCacheService of its own, or raise its Maximum Cache "
+        "Entries",
+        key,
+        cache,
+    )
 
 
 def track_entities(
@@ -130,13 +147,22 @@ def track_entities(
     window_ms: int,
     initial_all: bool,
     forget: bool = False,
+    part: tuple[int, int] = (0, 1),
+    listed_at: int = 0,
+    on_missing: Callable[[], None] | None = None,
 ) -> list[T]:
     """NiFi's ``trackEntities``: which *entities* are new or updated; the cache entry updated.
+
+    A listing handed out in several parts (work items, each its own session) is an initial
+    one for every part, not just the first: the first part of an initial listing writes an
+    ``initial`` mark (the listing's time and its parts not read yet) that the last of them
+    clears. A crash after some parts committed leaves the mark, so the next listing is an
+    initial one too (NiFi lists a listing in one session, so it never sees half of one).
 
     Args:
         cache: the session's map cache (its changes commit with the session).
         key: the cache key (:func:`cache_key`).
-        entities: everything the listing found (filters applied), in listing order.
+        entities: everything this part of the listing found (filters applied), in order.
         identify: an entity's identifier, timestamp (ms) and size.
         listing: a digest of the properties that identify the listing.
         now_ms: the current time.
@@ -144,6 +170,10 @@ def track_entities(
         initial_all: Initial Listing Target is All Available.
         forget: drop what the cache holds first (the lister tracked otherwise in between:
             NiFi clears the tracked entities when scheduled with another strategy).
+        part: this part's index and the listing's number of parts.
+        listed_at: when the listing was made (which listing the parts belong to).
+        on_missing: called when the entry is missing though the lister's state says an
+            entity listing committed (the entry was evicted: everything is listed again).
 
     Returns:
         The entities to emit, in listing order.
@@ -152,7 +182,10 @@ def track_entities(
     stored = json.loads(text) if text else None
     if stored is not None and (forget or stored.get("listing") != listing):
         stored = None  # the listing's configuration changed: NiFi deletes the cache key
-    initial = stored is None
+    elif stored is None and not forget and on_missing is not None:
+        on_missing()
+    pending = stored.get("initial") if stored else None
+    initial = stored is None or pending is not None
     tracked: dict[str, dict[str, int]] = dict(stored["entities"]) if stored else {}
     minimum = -1 if initial and initial_all else now_ms - window_ms
     emitted = []
@@ -171,7 +204,16 @@ def track_entities(
     for entity in emitted:
         identifier, timestamp, size = identify(entity)
         tracked[identifier] = {"timestamp": timestamp, "size": size}
-    value = json.dumps({"listing": listing, "entities": tracked}, separators=(",", ":"))
+    entry: dict[str, Any] = {"listing": listing}
+    if initial:
+        index, parts = part
+        same = pending is not None and pending.get("at") == listed_at
+        left = set(pending["left"]) if same else set(range(parts))
+        left.discard(index)
+        if left:  # parts of this initial listing still to read: they are initial too
+            entry["initial"] = {"at": listed_at, "left": sorted(left)}
+    entry["entities"] = tracked
+    value = json.dumps(entry, separators=(",", ":"))
     if value != text:
         cache.put(key, value)
     return emitted

@@ -21,7 +21,13 @@ from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
 from processors import _entity_tracking as tracking
-from processors._file_attributes import FileSelection, file_attributes, key_path, path_key
+from processors._file_attributes import (
+    FileSelection,
+    file_attributes,
+    key_path,
+    path_key,
+    text_of,
+)
 from processors._list_file_properties import BY_ENTITIES, BY_TIMESTAMPS, NO_TRACKING
 from processors._listing import Entry, ListingState, state_after, track_timestamps
 from processors._listing_records import FILE_INFO_SCHEMA, write_listing, writer_set
@@ -35,6 +41,11 @@ TRIGGER_ITEMS = 10
 #: A state key of flowcore's beside NiFi's: a digest of the properties whose change starts the
 #: listing over (NiFi resets the state when one is modified).
 CONFIGURATION_KEY = "flowcore.listing.configuration"
+#: The state key of a Tracking Entities listing: the digest of the listing it tracked. Kept
+#: apart from the timestamp keys so that switching back to Tracking Timestamps resumes (NiFi
+#: keeps that state); a run with another strategy drops it, so Tracking Entities then forgets
+#: the tracked entities (NiFi clears them when scheduled with another strategy).
+ENTITIES_KEY = "flowcore.listing.entities"
 #: Attributes Include File Attributes adds (NiFi reads them from the file system per file).
 _DETAILED = ("file.creationTime", "file.lastAccessTime", "file.owner", "file.group",
              "file.permissions")  # fmt: skip
@@ -180,8 +191,8 @@ class ListFile(SourceProcessor):
                 _, listed = self._list(context, state)
         items: list[WorkItem] = []
         new_state = state if listed is None or self._handouts else listed
-        tracking = context.get_property(self.LISTING_STRATEGY).value == BY_TIMESTAMPS.value
-        while self._handouts and (len(items) < TRIGGER_ITEMS or not tracking):
+        by_timestamps = context.get_property(self.LISTING_STRATEGY).value == BY_TIMESTAMPS.value
+        while self._handouts and (len(items) < TRIGGER_ITEMS or not by_timestamps):
             handout = self._handouts.popleft()
             self._before[handout.item.key] = new_state
             items.append(handout.item)
@@ -207,22 +218,22 @@ class ListFile(SourceProcessor):
         entries = list(self._entries(context, root, now))
         self._warn_if_slow(context, root, time.monotonic() - started)
         strategy = context.get_property(self.LISTING_STRATEGY).value
+        kept = {k: v for k, v in state.items() if k != ENTITIES_KEY}  # the timestamp keys
         if strategy == BY_ENTITIES.value:  # everything: the task picks what is new (read_work)
             entries.sort(key=lambda e: e.timestamp)
             identity = f"entities:{self._configuration(context)}"
-            marker = {CONFIGURATION_KEY: identity}  # so a run with another strategy is seen
-            tracked = {"listing": identity, "now": now}
-            forget = state.get(CONFIGURATION_KEY) != identity
+            marker = {**kept, ENTITIES_KEY: identity}  # so a run with another strategy is seen
+            tracked = {
+                "listing": identity,
+                "now": now,
+                "node": self._node(context),
+                # another strategy ran since (or none did): NiFi clears the map
+                "forget": state.get(ENTITIES_KEY) != identity,
+            }
             self._hand_out(context, root, entries, ListingState(), marker, tracked=tracked)
-            if forget and self._handouts:  # another strategy ran since: NiFi clears the map
-                first = self._handouts[0]
-                payload = {**first.item.payload, "forget": True}
-                self._handouts[0] = attrs.evolve(
-                    first, item=attrs.evolve(first.item, payload=payload)
-                )
             return 0, None
         if strategy != BY_TIMESTAMPS.value:  # No Tracking: everything, every time, no state
-            entries.sort(key=lambda e: e.timestamp)
+            entries.sort(key=lambda e: e.timestamp)  # (NiFi's listByNoTracking clears it)
             self._hand_out(context, root, entries, ListingState(), {})
             return 0, ({} if state else None)
         configuration = self._configuration(context)
@@ -234,7 +245,7 @@ class ListFile(SourceProcessor):
         )
         if decision.ran:
             self._last_run_ms = now
-        final = None
+        final = None if kept == dict(state) else kept
         if decision.state is not None:
             final = {**decision.state.values(), CONFIGURATION_KEY: configuration}
         self._hand_out(context, root, list(decision.entries), before, final)
@@ -245,6 +256,18 @@ class ListFile(SourceProcessor):
         values = [str(self._directory(context))]
         values += [context.get_property(d).value or "" for d in props.RESET_BY[1:]]
         return hashlib.blake2b("\0".join(values).encode(), digest_size=8).hexdigest()
+
+    def _node(self, context: ProcessContext) -> str | None:
+        """Entity Tracking Node Identifier where the state is local, evaluated where it lists.
+
+        NiFi appends it to the cache key under Scope.LOCAL (Input Directory Location 'Local').
+        flowcore lists on the driver, so ``${hostname()}`` names the driver's host, evaluated
+        here and shipped with the items: a task on another executor uses the same key.
+        """
+        if context.get_property(props.DIRECTORY_LOCATION).value != "Local":
+            return None
+        node = context.get_property(props.NODE_IDENTIFIER).evaluate_attribute_expressions()
+        return node.value
 
     def _directory(self, context: ProcessContext) -> Path:
         """Input Directory as an absolute path (links kept: they are the user's names)."""
@@ -271,9 +294,13 @@ class ListFile(SourceProcessor):
     ) -> None:
         """Cut *entries* into work items, each with the state once it is handed out.
 
-        *tracked* (Tracking Entities: the listing's identity and time) goes into each item.
+        *tracked* (Tracking Entities: the listing's identity, time, node and whether to forget
+        the tracked entities) goes into each item, with the item's part of the listing; such
+        an item says nothing of its FlowFiles (``flowfiles`` None): the task emits only the
+        files the cache does not know.
         """
         include = bool(context.get_property(self.INCLUDE_FILE_ATTRIBUTES).as_boolean())
+        parts = -(-len(entries) // ITEM_FILES)
         for start in range(0, len(entries), ITEM_FILES):
             part = entries[start : start + ITEM_FILES]
             done = start + ITEM_FILES >= len(entries)
@@ -284,15 +311,20 @@ class ListFile(SourceProcessor):
                 values = {**after, CONFIGURATION_KEY: self._configuration(context)}
             first = part[0]
             suffix = f"#{tracked['now']}" if tracked else ""
+            more: dict[str, Any] = {}
+            if tracked:
+                index = start // ITEM_FILES
+                more = {**tracked, "part": index, "parts": parts}
+                more["forget"] = bool(tracked["forget"]) and not index
             item = WorkItem(
                 f"{first.identifier}@{first.timestamp}+{len(part)}{suffix}",
                 {
                     "root": str(root),
                     "include": include,
                     "files": tuple(_listed(*e.item) for e in part),
-                    **(tracked or {}),
+                    **more,
                 },
-                flowfiles=len(part),
+                flowfiles=None if tracked else len(part),
                 batched=tracked is None,
             )
             self._handouts.append(_Handout(item, {} if values is None else values))
@@ -344,6 +376,9 @@ class ListFile(SourceProcessor):
         """
         if "listing" in item.payload:
             files = self._untracked(context, session, item)
+            if not files:
+                context.yield_()  # nothing new: NiFi's tracker yields
+                return
             item = attrs.evolve(item, payload={**item.payload, "files": tuple(files)})
         if writer_set(context, self.RECORD_WRITER):
             rows = [_record(f) for f in item.payload.get("files", ())]
@@ -358,19 +393,18 @@ class ListFile(SourceProcessor):
     ) -> list[tuple[Any, ...]]:
         """NiFi's ListedEntityTracker: the item's files new or changed since the cache's entry.
 
-        The key is NiFi's, with the node identifier when the state is local (Input Directory
-        Location 'Local', as NiFi's Scope.LOCAL).
+        The key is NiFi's, ``ListedEntities::{component id}``, with the node identifier the
+        listing evaluated when the state is local (Input Directory Location 'Local', as NiFi's
+        Scope.LOCAL).
         """
-        cache = session.map_cache(context.get_property(props.TRACKING_STATE_CACHE).value or "")
-        node = None
-        if context.get_property(props.DIRECTORY_LOCATION).value == "Local":
-            node = context.get_property(props.NODE_IDENTIFIER).evaluate_attribute_expressions()
-            node = node.value
+        name = context.get_property(props.TRACKING_STATE_CACHE).value or ""
+        cache = session.map_cache(name)
+        key = tracking.cache_key(context.component.id, item.payload.get("node"))
         window = context.get_property(props.TRACKING_TIME_WINDOW)
         target = context.get_property(props.INITIAL_LISTING_TARGET).value
         return tracking.track_entities(
             cache,
-            tracking.cache_key(context.name, node),
+            key,
             item.payload.get("files", ()),
             identify=lambda f: (str(key_path(f[0])), int(f[2] * 1000), f[1]),
             listing=item.payload["listing"],
@@ -378,6 +412,9 @@ class ListFile(SourceProcessor):
             window_ms=int(window.evaluate_attribute_expressions().as_time_period("ms") or 0),
             initial_all=target != tracking.INITIAL_WINDOW.value,
             forget=bool(item.payload.get("forget")),
+            part=(item.payload.get("part", 0), item.payload.get("parts", 1)),
+            listed_at=item.payload.get("now", 0),
+            on_missing=lambda: tracking.warn_missing(context, name, key),
         )
 
     def read_work_batches(
@@ -408,8 +445,8 @@ def _record(listed: Sequence[Any]) -> dict[str, Any]:
     """
     path = key_path(listed[0])
     return {
-        "filename": path.name,
-        "path": str(path.parent),
+        "filename": text_of(path.name),  # as the filename attribute: any name is UTF-8 text
+        "path": text_of(str(path.parent)),
         "directory": False,
         "size": listed[1],
         "lastModified": int(listed[2] * 1000),

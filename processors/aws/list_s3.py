@@ -248,6 +248,7 @@ class ListS3(SourceProcessor):
             payload["listing"] = configuration
             suffix = f"#{now}"  # each listing's item its own: the task picks what is new
         items = []
+        parts = -(-len(found) // ITEM_OBJECTS)
         for start in range(0, len(found), ITEM_OBJECTS):
             part = found[start : start + ITEM_OBJECTS]
             first = part[0]
@@ -261,8 +262,12 @@ class ListS3(SourceProcessor):
                         "forget": entities
                         and not start
                         and committed.get(CONFIGURATION_KEY) != configuration,
+                        "part": start // ITEM_OBJECTS,
+                        "parts": parts,
+                        "now": now,
                     },
-                    flowfiles=len(part),
+                    # Tracking Entities: the task emits only what the cache does not know
+                    flowfiles=None if entities else len(part),
                 )
             )
         if not tracking_timestamps:
@@ -334,6 +339,9 @@ class ListS3(SourceProcessor):
         objects = list(item.payload["objects"])
         if "listing" in item.payload:
             objects = self._untracked(context, session, item.payload, objects)
+            if not objects:
+                context.yield_()  # nothing new: NiFi's tracker yields
+                return
         tags = bool(context.get_property(WRITE_OBJECT_TAGS).as_boolean())
         metadata = bool(context.get_property(WRITE_USER_METADATA).as_boolean())
         client = self._s3.get(context, session) if (tags or metadata) and objects else None
@@ -388,12 +396,14 @@ class ListS3(SourceProcessor):
         objects: Sequence[dict[str, Any]],
     ) -> list[dict[str, Any]]:
         """NiFi's ListedEntityTracker: the objects new or changed since the cache's entry."""
-        cache = session.map_cache(context.get_property(tracking.TRACKING_STATE_CACHE).value or "")
+        name = context.get_property(tracking.TRACKING_STATE_CACHE).value or ""
+        cache = session.map_cache(name)
+        key = tracking.cache_key(context.component.id)
         window = context.get_property(tracking.TRACKING_TIME_WINDOW)
         target = context.get_property(tracking.INITIAL_LISTING_TARGET).value
         return tracking.track_entities(
             cache,
-            tracking.cache_key(context.name),
+            key,
             objects,
             identify=lambda e: (
                 f"{e['key']}_{e.get('version') or 'null'}",
@@ -405,6 +415,9 @@ class ListS3(SourceProcessor):
             window_ms=int(window.evaluate_attribute_expressions().as_time_period("ms") or 0),
             initial_all=target != tracking.INITIAL_WINDOW.value,
             forget=bool(payload.get("forget")),
+            part=(payload.get("part", 0), payload.get("parts", 1)),
+            listed_at=payload.get("now", 0),
+            on_missing=lambda: tracking.warn_missing(context, name, key),
         )
 
 
@@ -439,7 +452,7 @@ def _entry(summary: Mapping[str, Any], version: str | None, latest: bool) -> dic
         "lastModified": int(summary["LastModified"].timestamp() * 1000),
         "size": int(summary.get("Size") or 0),
         "storageClass": str(summary.get("StorageClass") or "STANDARD"),
-        "owner": owner.get("DisplayName") or owner.get("ID") or "",
+        "owner": owner.get("ID") or "",  # NiFi: owner().id() (s3.owner, the record's owner)
         "version": version if version and version != "null" else None,
         "isLatest": latest,
     }
