@@ -20,8 +20,9 @@ MapCacheService.
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
@@ -35,6 +36,7 @@ __all__ = [
     "TRACKING_STATE_CACHE",
     "TRACKING_TIME_WINDOW",
     "cache_key",
+    "listing_digest",
     "track_entities",
     "validate",
     "warn_missing",
@@ -122,6 +124,19 @@ def cache_key(component_id: str, node: str | None = None) -> str:
     import), what its state is kept under too: an edit that keeps the id keeps the entry.
     """
     return f"ListedEntities::{component_id}" + (f"::{node}" if node else "")
+
+
+def listing_digest(listing: str, entities: Iterable[tuple[Any, ...]]) -> str:
+    """A digest of a listing (its identity and each entity's identifier, time and size).
+
+    A lister hands out no work when a listing is the same as the one it last handed out and
+    that one committed: the tracker would emit nothing (the window only narrows with time),
+    and a continuous run would otherwise list and run a micro-batch as fast as it can.
+    """
+    digest = hashlib.blake2b(listing.encode("utf-8", "surrogateescape"), digest_size=16)
+    for entity in entities:
+        digest.update(repr(entity).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
 
 
 def warn_missing(context: Any, cache: str, key: str) -> None:

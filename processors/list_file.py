@@ -150,6 +150,7 @@ class ListFile(SourceProcessor):
         self._expected: Mapping[str, str] | None = None  # the state the last part left
         self._last_run_ms = 0  # when a listing last got past NiFi's early yields
         self._before: dict[str, Mapping[str, str]] = {}  # item key -> the state before it
+        self._entities_listed = ""  # the last entity listing handed out (its digest)
 
     def __getstate__(self) -> dict[str, object]:
         """Ship without the driver's listing: tasks read their items, not the listing."""
@@ -223,10 +224,15 @@ class ListFile(SourceProcessor):
             entries.sort(key=lambda e: e.timestamp)
             identity = f"entities:{self._configuration(context)}"
             marker = {**kept, ENTITIES_KEY: identity}  # so a run with another strategy is seen
+            digest = tracking.listing_digest(
+                identity, ((e.identifier, e.timestamp, e.item[1].st_size) for e in entries)
+            )
+            if digest == self._entities_listed and state.get(ENTITIES_KEY) == identity:
+                return 0, None  # as the last listing, which committed: nothing can be new
+            self._entities_listed = digest
             tracked = {
                 "listing": identity,
                 "now": now,
-                "node": self._node(context),
                 # another strategy ran since (or none did): NiFi clears the map
                 "forget": state.get(ENTITIES_KEY) != identity,
             }
@@ -257,18 +263,6 @@ class ListFile(SourceProcessor):
         values += [context.get_property(d).value or "" for d in props.RESET_BY[1:]]
         return hashlib.blake2b("\0".join(values).encode(), digest_size=8).hexdigest()
 
-    def _node(self, context: ProcessContext) -> str | None:
-        """Entity Tracking Node Identifier where the state is local, evaluated where it lists.
-
-        NiFi appends it to the cache key under Scope.LOCAL (Input Directory Location 'Local').
-        flowcore lists on the driver, so ``${hostname()}`` names the driver's host, evaluated
-        here and shipped with the items: a task on another executor uses the same key.
-        """
-        if context.get_property(props.DIRECTORY_LOCATION).value != "Local":
-            return None
-        node = context.get_property(props.NODE_IDENTIFIER).evaluate_attribute_expressions()
-        return node.value
-
     def _directory(self, context: ProcessContext) -> Path:
         """Input Directory as an absolute path (links kept: they are the user's names)."""
         text = context.get_property(self.DIRECTORY).evaluate_attribute_expressions().value
@@ -294,7 +288,7 @@ class ListFile(SourceProcessor):
     ) -> None:
         """Cut *entries* into work items, each with the state once it is handed out.
 
-        *tracked* (Tracking Entities: the listing's identity, time, node and whether to forget
+        *tracked* (Tracking Entities: the listing's identity, time and whether to forget
         the tracked entities) goes into each item, with the item's part of the listing; such
         an item says nothing of its FlowFiles (``flowfiles`` None): the task emits only the
         files the cache does not know.
@@ -351,6 +345,7 @@ class ListFile(SourceProcessor):
         del state, committed
         self._handouts.clear()
         self._expected = None
+        self._entities_listed = ""
         earliest = min(
             (self._before[i.key] for i in items if i.key in self._before),
             key=lambda s: ListingState.of(s).processed,
@@ -393,13 +388,15 @@ class ListFile(SourceProcessor):
     ) -> list[tuple[Any, ...]]:
         """NiFi's ListedEntityTracker: the item's files new or changed since the cache's entry.
 
-        The key is NiFi's, ``ListedEntities::{component id}``, with the node identifier the
-        listing evaluated when the state is local (Input Directory Location 'Local', as NiFi's
-        Scope.LOCAL).
+        The key is NiFi's, ``ListedEntities::{component id}``, without NiFi's
+        ``::{node}`` suffix for a 'Local' Input Directory Location: flowcore keeps one state per
+        repository, listed on the driver, so Entity Tracking Node Identifier (``${hostname()}``,
+        evaluated wherever the task runs) would only start the tracking over whenever a task
+        or the driver runs on another host.
         """
         name = context.get_property(props.TRACKING_STATE_CACHE).value or ""
         cache = session.map_cache(name)
-        key = tracking.cache_key(context.component.id, item.payload.get("node"))
+        key = tracking.cache_key(context.component.id)
         window = context.get_property(props.TRACKING_TIME_WINDOW)
         target = context.get_property(props.INITIAL_LISTING_TARGET).value
         return tracking.track_entities(
