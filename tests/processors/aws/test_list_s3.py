@@ -362,6 +362,7 @@ def test_pagination_lists_every_page(
     s3_endpoint: str,
     s3: Any,
     bucket: str,
+    *,
     monkeypatch: pytest.MonkeyPatch,
     api_calls: list[tuple[str, dict[str, Any]]],
     more: dict[str, str],
