@@ -1,11 +1,14 @@
 """NiFi's ListedEntityTracker ("Tracking Entities") over flowcore's map cache.
 
 The entities already listed (identifier -> timestamp and size) are one map cache entry under
-NiFi's key ``ListedEntities::{processor}`` (``::{node}`` appended where the state is local),
+NiFi's key ``ListedEntities::{processor id}`` (the component's stable id; NiFi appends
+``::{node}`` where the state is local, flowcore's listers do not: one state per repository),
 its value JSON: ``{"listing": ..., "entities": {id: {"timestamp": ms, "size": bytes}}}``. An
 entity is listed when it is not tracked, is newer than the tracked one, or has another size;
 tracked entities older than the window are forgotten. The first listing (no entry) lists every
-entity, or with Initial Listing Target "Tracking Time Window" only those inside the window.
+entity, or with Initial Listing Target "Tracking Time Window" only those inside the window;
+when it is handed out in several parts, each part is initial (``initial`` in the entry names
+the parts left, see :func:`track_entities`).
 
 flowcore changes the entry through the session's map cache (``session.map_cache``), so it is
 written in the write-ahead-log transaction that commits the listed FlowFiles: a crash neither
@@ -14,8 +17,8 @@ a digest of the properties that identify the listing: when they change the track
 are dropped, as NiFi deletes its cache key; so are they when the lister ran with another
 strategy in between (the lister's state tells: ``forget``). The cache's Maximum Cache Entries
 and eviction may evict the entry when the cache is shared with other processors and full: the
-next listing is then an initial one again (every entity listed again). Give a lister its own
-MapCacheService.
+next listing is then an initial one again (every entity listed again, with a warning:
+:func:`warn_missing`). Give a lister its own MapCacheService.
 """
 
 from __future__ import annotations

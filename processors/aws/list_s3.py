@@ -151,7 +151,8 @@ class ListS3(SourceProcessor):
     ``s3.isLatest``, ``s3.lastModified`` (ms), ``s3.length``, ``s3.storeClass``, and with Use
     Versions ``s3.version``; FetchS3Object's defaults (``${s3.bucket}``, ``${filename}``) read
     them back. See the module docstring for the state and the exactly-once guarantee. With a
-    Record Writer one FlowFile per listing holds the objects as records (NiFi's schema: key,
+    Record Writer one FlowFile per work item (up to 10,000 objects of a listing) holds the
+    objects as records (NiFi's schema: key,
     bucket, owner, etag, lastModified, size, storageClass, latest, versionId, tags,
     userMetadata) with ``record.count``, ``mime.type`` and ``s3.region``.
     """
