@@ -284,6 +284,25 @@ def test_tracking_entities_key_is_the_same_on_any_host(
     assert len(cache.to_state()) == 1
 
 
+def test_tracking_entities_warns_when_its_entry_was_evicted(
+    tree: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An entry gone though the lister committed an entity listing (evicted from a shared,
+    full cache): everything is listed again, with a warning naming the cache and the fix."""
+    runner, cache = _entities(tree)
+    runner.run()
+    (key,) = cache.to_state()
+    cache.remove(key)
+    runner.clear_transfer_state()
+    _write(tree, "e.txt", "E", 5)
+    runner.run()
+    assert len(names(runner)) == 5
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert key in warning
+    assert "map cache listed" in warning
+    assert "its own" in warning
+
+
 def test_tracking_entities_keeps_the_tracking_timestamps_state(tree: Path) -> None:
     """A Tracking Entities run leaves the timestamp state: back on Tracking Timestamps the
     listing resumes (NiFi's listByTrackingEntities does not touch it)."""
