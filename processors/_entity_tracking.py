@@ -35,17 +35,23 @@ __all__ = [
     "INITIAL_ALL",
     "INITIAL_LISTING_TARGET",
     "INITIAL_WINDOW",
+    "LISTED_KEY",
     "NODE_IDENTIFIER",
     "TRACKING_STATE_CACHE",
     "TRACKING_TIME_WINDOW",
     "cache_key",
     "listing_digest",
+    "same_listing",
     "track_entities",
     "validate",
     "warn_missing",
 ]
 
 T = TypeVar("T")
+
+#: A lister's state key beside NiFi's: the digest of the entity listing it last handed out
+#: (:func:`listing_digest`), committed with that listing's FlowFiles.
+LISTED_KEY = "flowcore.listing.entities.listed"
 
 _NOTE = "Used by 'Tracking Entities' strategy."
 TRACKING_STATE_CACHE = PropertyDescriptor(
@@ -140,6 +146,17 @@ def listing_digest(listing: str, entities: Iterable[tuple[Any, ...]]) -> str:
     for entity in entities:
         digest.update(repr(entity).encode("utf-8", "surrogateescape"))
     return digest.hexdigest()
+
+
+def same_listing(state: Mapping[str, str], digest: str, handed_out: str) -> bool:
+    """Whether a listing (*digest*) is the one this lister last handed out and committed.
+
+    *state* (committed, or left by the trigger before in the same micro-batch) says the
+    listing committed; *handed_out* (the lister's memory) that this lister handed it out
+    whole. A restarted lister lists once more: a listing whose first parts committed before a
+    crash is then read to its end.
+    """
+    return state.get(LISTED_KEY) == digest == handed_out
 
 
 def warn_missing(context: Any, cache: str, key: str) -> None:

@@ -219,17 +219,19 @@ class ListFile(SourceProcessor):
         entries = list(self._entries(context, root, now))
         self._warn_if_slow(context, root, time.monotonic() - started)
         strategy = context.get_property(self.LISTING_STRATEGY).value
-        kept = {k: v for k, v in state.items() if k != ENTITIES_KEY}  # the timestamp keys
+        entity_keys = (ENTITIES_KEY, tracking.LISTED_KEY)
+        kept = {k: v for k, v in state.items() if k not in entity_keys}  # the timestamp keys
         if strategy == BY_ENTITIES.value:  # everything: the task picks what is new (read_work)
             entries.sort(key=lambda e: e.timestamp)
             identity = f"entities:{self._configuration(context)}"
-            marker = {**kept, ENTITIES_KEY: identity}  # so a run with another strategy is seen
             digest = tracking.listing_digest(
                 identity, ((e.identifier, e.timestamp, e.item[1].st_size) for e in entries)
             )
-            if digest == self._entities_listed and state.get(ENTITIES_KEY) == identity:
+            if tracking.same_listing(state, digest, self._entities_listed):
                 return 0, None  # as the last listing, which committed: nothing can be new
             self._entities_listed = digest
+            # ENTITIES_KEY: so that a run with another strategy is seen
+            marker = {**kept, ENTITIES_KEY: identity, tracking.LISTED_KEY: digest}
             tracked = {
                 "listing": identity,
                 "now": now,

@@ -187,6 +187,7 @@ class ListS3(SourceProcessor):
     def __init__(self, **properties: object) -> None:
         super().__init__(**properties)
         self._s3 = _s3.S3Client()
+        self._entities_listed = ""  # the last entity listing handed out (its digest)
 
     @property
     def unbounded(self) -> bool:  # type: ignore[override]
@@ -243,11 +244,18 @@ class ListS3(SourceProcessor):
         found.sort(key=lambda e: e["lastModified"])  # stable: S3's key order within a time
         region = self._s3.region(context)
         payload: dict[str, Any] = {"bucket": bucket, "region": region}
-        suffix = ""
+        suffix = digest = ""
         entities = strategy == BY_ENTITIES.value
         if entities:
             payload["listing"] = configuration
             suffix = f"#{now}"  # each listing's item its own: the task picks what is new
+            digest = tracking.listing_digest(
+                configuration,
+                ((e["key"], e.get("version"), e["lastModified"], e["size"]) for e in found),
+            )
+            if tracking.same_listing(committed, digest, self._entities_listed):
+                return WorkListing((), committed)  # as the last listing, committed: none new
+            self._entities_listed = digest
         items = []
         parts = -(-len(found) // ITEM_OBJECTS)
         for start in range(0, len(found), ITEM_OBJECTS):
@@ -272,7 +280,10 @@ class ListS3(SourceProcessor):
                 )
             )
         if not tracking_timestamps:
-            return WorkListing(tuple(items), {CONFIGURATION_KEY: configuration} if entities else {})
+            if not entities:  # No Tracking: no state
+                return WorkListing(tuple(items), {})
+            marker = {CONFIGURATION_KEY: configuration, tracking.LISTED_KEY: digest}
+            return WorkListing(tuple(items), marker)
         latest = found[-1]["lastModified"]
         newest = [e["key"] for e in found if e["lastModified"] == latest]
         if latest == current:
@@ -320,6 +331,7 @@ class ListS3(SourceProcessor):
     ) -> Mapping[str, str]:
         """A failed read leaves the committed state: the bucket is listed again from there."""
         del state, items
+        self._entities_listed = ""
         return dict(committed)
 
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:

@@ -125,6 +125,7 @@ class ListSFTP(SourceProcessor):
     def __init__(self, **properties: object) -> None:
         super().__init__(**properties)
         self._last_run_ms = 0
+        self._entities_listed = ""  # the last entity listing handed out (its digest)
 
     @property
     def unbounded(self) -> bool:  # type: ignore[override]
@@ -148,14 +149,22 @@ class ListSFTP(SourceProcessor):
         payload: dict[str, Any] = {"host": host, "port": port, "user": user}
         strategy = context.get_property(LISTING_STRATEGY).value
         configuration = self._configuration(context)
-        kept = {k: v for k, v in state.items() if k != ENTITIES_KEY}  # the timestamp keys
+        entity_keys = (ENTITIES_KEY, tracking.LISTED_KEY)
+        kept = {k: v for k, v in state.items() if k not in entity_keys}  # the timestamp keys
         if strategy == BY_ENTITIES.value:
             identity = f"entities:{configuration}"  # in the state: a run otherwise is seen
             payload["listing"] = identity
             payload["now"] = int(time.time() * 1000)  # each listing's item its own key
             # another strategy ran since: forget the tracked entities (NiFi clears them)
             payload["forget"] = state.get(ENTITIES_KEY) != identity
-            marker = {**kept, ENTITIES_KEY: identity} if entries else state
+            digest = tracking.listing_digest(
+                identity, ((e.identifier, e.timestamp, e.item[2]) for e in entries)
+            )
+            if tracking.same_listing(state, digest, self._entities_listed):
+                return WorkListing((), state)  # as the last listing, committed: nothing new
+            self._entities_listed = digest
+            marker = {**kept, ENTITIES_KEY: identity, tracking.LISTED_KEY: digest}
+            marker = marker if entries else state
             return self._listing(entries, payload, marker)
         if strategy != BY_TIMESTAMPS.value:  # No Tracking: no state (NiFi's clears it)
             return self._listing(entries, payload, {})
@@ -250,6 +259,7 @@ class ListSFTP(SourceProcessor):
     ) -> Mapping[str, str]:
         """A failed read leaves the committed state: the directory is listed again from there."""
         del state, items
+        self._entities_listed = ""
         return dict(committed)
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:

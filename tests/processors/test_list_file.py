@@ -334,6 +334,8 @@ def test_tracking_entities_items_make_an_unknown_count_and_a_same_listing_none(
     listing = processor.list_work(context, {})
     assert [i.flowfiles for i in listing.items] == [None]
     assert processor.list_work(context, listing.state).items == ()
+    assert len(processor.list_work(context, {}).items) == 1  # not committed: handed out again
+    assert processor.list_work(context, listing.state).items == ()
     _write(tree, "e.txt", "E", 5)
     assert len(processor.list_work(context, listing.state).items) == 1
 

@@ -300,7 +300,11 @@ def test_tracking_entities_lists_new_and_changed_objects(
     runner.clear_transfer_state()
     runner.run()
     runner.assert_transfer_count("success", 0)
+    listing = runner.processor.list_work(runner.context, runner.state)
+    assert listing.items == ()  # as the last committed listing: no work (no micro-batch)
     s3.put_object(Bucket=bucket, Key="b/c", Body=b"123456789")
+    listing = runner.processor.list_work(runner.context, runner.state)
+    assert [i.flowfiles for i in listing.items] == [None]  # the task emits only what is new
     runner.run()
     assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["b/c"]
 

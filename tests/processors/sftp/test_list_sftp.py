@@ -193,6 +193,8 @@ def test_files_with_restart(sftp_server: SftpServer, remote: Path) -> None:
     restarted.set_state(runner.state)
     restarted.run()
     restarted.assert_transfer_count("success", 0)
+    listing = restarted.processor.list_work(restarted.context, restarted.state)
+    assert listing.items == ()  # as the last committed listing: no work (no micro-batch)
     _old(remote / "2.txt", b"changed", age=200)  # older than before, but another size
     restarted.run()
     assert [f.attributes["filename"] for f in restarted.flowfiles_for("success")] == ["2.txt"]
