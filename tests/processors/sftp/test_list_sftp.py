@@ -212,7 +212,8 @@ def test_tracking_entities_keeps_the_tracking_timestamps_state(
     """A Tracking Entities run leaves the timestamp state (NiFi does not touch it): back on
     Tracking Timestamps nothing is listed again."""
     runner = _three(remote)
-    configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}"})
+    precision = {"Target System Timestamp Precision": "millis"}  # a 100 ms listing lag
+    configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}"}, **precision)
     runner.add_service(MapCacheService("dmc"))
     runner.set_property("Entity Tracking State Cache", "dmc")
     runner.run()
