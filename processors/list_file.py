@@ -235,8 +235,10 @@ class ListFile(SourceProcessor):
             tracked = {
                 "listing": identity,
                 "now": now,
-                # another strategy ran since (or none did): NiFi clears the map
-                "forget": state.get(ENTITIES_KEY) != identity,
+                # another strategy ran since (or none did): NiFi clears the map; an entity
+                # listing committed before ENTITIES_KEY existed left its identity in
+                # CONFIGURATION_KEY (no timestamp listing writes an "entities:" one)
+                "forget": identity not in (state.get(ENTITIES_KEY), state.get(CONFIGURATION_KEY)),
             }
             self._hand_out(context, root, entries, ListingState(), marker, tracked=tracked)
             return 0, None

@@ -156,7 +156,11 @@ class ListSFTP(SourceProcessor):
             payload["listing"] = identity
             payload["now"] = int(time.time() * 1000)  # each listing's item its own key
             # another strategy ran since: forget the tracked entities (NiFi clears them)
-            payload["forget"] = state.get(ENTITIES_KEY) != identity
+            # (an entity listing committed before ENTITIES_KEY existed: CONFIGURATION_KEY)
+            payload["forget"] = identity not in (
+                state.get(ENTITIES_KEY),
+                state.get(CONFIGURATION_KEY),
+            )
             digest = tracking.listing_digest(
                 identity, ((e.identifier, e.timestamp, e.item[2]) for e in entries)
             )

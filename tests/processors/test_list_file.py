@@ -284,6 +284,21 @@ def test_tracking_entities_key_is_the_same_on_any_host(
     assert len(cache.to_state()) == 1
 
 
+def test_tracking_entities_resumes_from_the_state_an_earlier_version_wrote(tree: Path) -> None:
+    """An entity listing committed when its identity was kept in
+    flowcore.listing.configuration (before flowcore.listing.entities) is resumed, not
+    listed again."""
+    first, cache = _entities(tree)
+    first.run()
+    (key,) = cache.to_state()
+    identity = first.state[list_file.ENTITIES_KEY]
+    again, same = _entities(tree)
+    same.put(key, cache.get(key) or "")
+    again.set_state({list_file.CONFIGURATION_KEY: identity})
+    again.run()
+    assert names(again) == []
+
+
 def test_tracking_entities_warns_when_its_entry_was_evicted(
     tree: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
