@@ -410,6 +410,31 @@ def test_tracking_entities_in_a_flow_lists_each_file_once(tree: Path, tmp_path: 
     assert run(tmp_path / "two") == ["e.txt"]
 
 
+def test_tracking_entities_keep_their_entry_through_a_rename(tree: Path, tmp_path: Path) -> None:
+    """The cache key is the component's id, which a plain rename keeps: the renamed lister
+    lists only the file added since, not everything again."""
+
+    def run(name: str, out: Path) -> list[str]:
+        flow = Flow("entities")
+        flow.add_service(MapCacheService("listed"))
+        listing = flow.add(
+            ListFile(
+                input_directory=str(tree), listing_strategy="entities",
+                entity_tracking_state_cache="listed",
+            ),
+            name=name,
+        )  # fmt: skip
+        put = flow.add(PutFile(directory=str(out)), name="put")
+        flow.connect(listing, put)
+        flow.auto_terminate(put, ["success", "failure"])
+        run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+        return sorted(p.name for p in out.iterdir()) if out.exists() else []
+
+    assert run("list", tmp_path / "one") == ["a.txt", "b.log", "c.txt", "d.txt"]
+    _write(tree, "e.txt", "E", 5)
+    assert run("list-renamed", tmp_path / "two") == ["e.txt"]
+
+
 class _Maker:
     """A BatchMaker making real batches without a repository (ListFile's have no content)."""
 
