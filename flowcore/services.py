@@ -183,6 +183,10 @@ class MapCache:
 
     Every change is logged until :meth:`mark`; :meth:`undo` reverts to the last mark (a
     session's rollback). Reads count as hits, as NiFi's server counts them (LFU and LRU order).
+    A read marks the cache :attr:`changed` (its state written with the session) only when its
+    hit can matter to which entry is evicted: not under FIFO (hits do not order it), nor
+    while the entry is the only one (a lister's own cache: a read of it rewrote the whole
+    entry each time). The hit is kept in memory and written with the next change.
 
     Args:
         service: the service's configuration.
@@ -280,7 +284,10 @@ class MapCache:
         record = self._records.get(key)
         if record is None:
             return None
+        changed = self.changed
         self._log(key, record)
+        if self.service.eviction_strategy is EvictionStrategy.FIFO or len(self._records) == 1:
+            self.changed = changed  # the hit cannot change which entry is evicted
         self._order.remove((record, key))
         record.hits += 1
         record.last_hit_ms = self._clock()

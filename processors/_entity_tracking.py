@@ -1,11 +1,14 @@
 """NiFi's ListedEntityTracker ("Tracking Entities") over flowcore's map cache.
 
 The entities already listed (identifier -> timestamp and size) are one map cache entry under
-NiFi's key ``ListedEntities::{processor}`` (``::{node}`` appended where the state is local),
+NiFi's key ``ListedEntities::{processor id}`` (the component's stable id; NiFi appends
+``::{node}`` where the state is local, flowcore's listers do not: one state per repository),
 its value JSON: ``{"listing": ..., "entities": {id: {"timestamp": ms, "size": bytes}}}``. An
 entity is listed when it is not tracked, is newer than the tracked one, or has another size;
 tracked entities older than the window are forgotten. The first listing (no entry) lists every
-entity, or with Initial Listing Target "Tracking Time Window" only those inside the window.
+entity, or with Initial Listing Target "Tracking Time Window" only those inside the window;
+when it is handed out in several parts, each part is initial (``initial`` in the entry names
+the parts left, see :func:`track_entities`).
 
 flowcore changes the entry through the session's map cache (``session.map_cache``), so it is
 written in the write-ahead-log transaction that commits the listed FlowFiles: a crash neither
@@ -14,14 +17,15 @@ a digest of the properties that identify the listing: when they change the track
 are dropped, as NiFi deletes its cache key; so are they when the lister ran with another
 strategy in between (the lister's state tells: ``forget``). The cache's Maximum Cache Entries
 and eviction may evict the entry when the cache is shared with other processors and full: the
-next listing is then an initial one again (every entity listed again). Give a lister its own
-MapCacheService.
+next listing is then an initial one again (every entity listed again, with a warning:
+:func:`warn_missing`). Give a lister its own MapCacheService.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, TypeVar
 
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
@@ -31,15 +35,23 @@ __all__ = [
     "INITIAL_ALL",
     "INITIAL_LISTING_TARGET",
     "INITIAL_WINDOW",
+    "LISTED_KEY",
     "NODE_IDENTIFIER",
     "TRACKING_STATE_CACHE",
     "TRACKING_TIME_WINDOW",
     "cache_key",
+    "listing_digest",
+    "same_listing",
     "track_entities",
     "validate",
+    "warn_missing",
 ]
 
 T = TypeVar("T")
+
+#: A lister's state key beside NiFi's: the digest of the entity listing it last handed out
+#: (:func:`listing_digest`), committed with that listing's FlowFiles.
+LISTED_KEY = "flowcore.listing.entities.listed"
 
 _NOTE = "Used by 'Tracking Entities' strategy."
 TRACKING_STATE_CACHE = PropertyDescriptor(
@@ -114,9 +126,49 @@ def validate(
     ]
 
 
-def cache_key(processor: str, node: str | None = None) -> str:
-    """NiFi's cache key: ``ListedEntities::{processor}`` (``::{node}`` for local state)."""
-    return f"ListedEntities::{processor}" + (f"::{node}" if node else "")
+def cache_key(component_id: str, node: str | None = None) -> str:
+    """NiFi's cache key: ``ListedEntities::{processor id}`` (``::{node}`` for local state).
+
+    The id is the component's stable id (its ``id``, by default its name; NiFi's id on
+    import), what its state is kept under too: an edit that keeps the id keeps the entry.
+    """
+    return f"ListedEntities::{component_id}" + (f"::{node}" if node else "")
+
+
+def listing_digest(listing: str, entities: Iterable[tuple[Any, ...]]) -> str:
+    """A digest of a listing (its identity and each entity's identifier, time and size).
+
+    A lister hands out no work when a listing is the same as the one it last handed out and
+    that one committed: the tracker would emit nothing (the window only narrows with time),
+    and a continuous run would otherwise list and run a micro-batch as fast as it can.
+    """
+    digest = hashlib.blake2b(listing.encode("utf-8", "surrogateescape"), digest_size=16)
+    for entity in entities:
+        digest.update(repr(entity).encode("utf-8", "surrogateescape"))
+    return digest.hexdigest()
+
+
+def same_listing(state: Mapping[str, str], digest: str, handed_out: str) -> bool:
+    """Whether a listing (*digest*) is the one this lister last handed out and committed.
+
+    *state* (committed, or left by the trigger before in the same micro-batch) says the
+    listing committed; *handed_out* (the lister's memory) that this lister handed it out
+    whole. A restarted lister lists once more: a listing whose first parts committed before a
+    crash is then read to its end.
+    """
+    return state.get(LISTED_KEY) == digest == handed_out
+
+
+def warn_missing(context: Any, cache: str, key: str) -> None:
+    """The warning (a bulletin) when the entry of a committed entity listing is gone."""
+    context.logger.warning(
+        "The Tracking Entities entry %s is missing from map cache %s though this lister "
+        "committed an entity listing: it was evicted (or removed), so every entity is listed "
+        "again; give the lister a MapCacheService of its own, or raise its Maximum Cache "
+        "Entries",
+        key,
+        cache,
+    )
 
 
 def track_entities(
@@ -130,13 +182,22 @@ def track_entities(
     window_ms: int,
     initial_all: bool,
     forget: bool = False,
+    part: tuple[int, int] = (0, 1),
+    listed_at: int = 0,
+    on_missing: Callable[[], None] | None = None,
 ) -> list[T]:
     """NiFi's ``trackEntities``: which *entities* are new or updated; the cache entry updated.
+
+    A listing handed out in several parts (work items, each its own session) is an initial
+    one for every part, not just the first: the first part of an initial listing writes an
+    ``initial`` mark (the listing's time and its parts not read yet) that the last of them
+    clears. A crash after some parts committed leaves the mark, so the next listing is an
+    initial one too (NiFi lists a listing in one session, so it never sees half of one).
 
     Args:
         cache: the session's map cache (its changes commit with the session).
         key: the cache key (:func:`cache_key`).
-        entities: everything the listing found (filters applied), in listing order.
+        entities: everything this part of the listing found (filters applied), in order.
         identify: an entity's identifier, timestamp (ms) and size.
         listing: a digest of the properties that identify the listing.
         now_ms: the current time.
@@ -144,6 +205,10 @@ def track_entities(
         initial_all: Initial Listing Target is All Available.
         forget: drop what the cache holds first (the lister tracked otherwise in between:
             NiFi clears the tracked entities when scheduled with another strategy).
+        part: this part's index and the listing's number of parts.
+        listed_at: when the listing was made (which listing the parts belong to).
+        on_missing: called when the entry is missing though the lister's state says an
+            entity listing committed (the entry was evicted: everything is listed again).
 
     Returns:
         The entities to emit, in listing order.
@@ -152,7 +217,10 @@ def track_entities(
     stored = json.loads(text) if text else None
     if stored is not None and (forget or stored.get("listing") != listing):
         stored = None  # the listing's configuration changed: NiFi deletes the cache key
-    initial = stored is None
+    elif stored is None and not forget and on_missing is not None:
+        on_missing()
+    pending = stored.get("initial") if stored else None
+    initial = stored is None or pending is not None
     tracked: dict[str, dict[str, int]] = dict(stored["entities"]) if stored else {}
     minimum = -1 if initial and initial_all else now_ms - window_ms
     emitted = []
@@ -171,7 +239,16 @@ def track_entities(
     for entity in emitted:
         identifier, timestamp, size = identify(entity)
         tracked[identifier] = {"timestamp": timestamp, "size": size}
-    value = json.dumps({"listing": listing, "entities": tracked}, separators=(",", ":"))
+    entry: dict[str, Any] = {"listing": listing}
+    if initial:
+        index, parts = part
+        same = pending is not None and pending.get("at") == listed_at
+        left = set(pending["left"]) if same else set(range(parts))
+        left.discard(index)
+        if left:  # parts of this initial listing still to read: they are initial too
+            entry["initial"] = {"at": listed_at, "left": sorted(left)}
+    entry["entities"] = tracked
+    value = json.dumps(entry, separators=(",", ":"))
     if value != text:
         cache.put(key, value)
     return emitted

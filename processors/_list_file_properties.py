@@ -205,7 +205,9 @@ INITIAL_LISTING_TARGET = PropertyDescriptor(
 NODE_IDENTIFIER = PropertyDescriptor(
     "Entity Tracking Node Identifier",
     name="et-node-identifier",
-    description=f"The configured value will be appended to the cache key. {_ENTITIES_NOTE}",
+    description="The configured value will be appended to the cache key (flowcore: not "
+    "appended; it keeps one listing state per repository, listed on the driver, whatever the "
+    f"host). {_ENTITIES_NOTE}",
     required=False,
     default="${hostname()}",
     validators=(NON_EMPTY_VALIDATOR,),

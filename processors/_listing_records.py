@@ -1,8 +1,10 @@
-"""A listing written as records (NiFi's listers with a Record Writer): one FlowFile per listing.
+"""A listing written as records (NiFi's listers with a Record Writer): one FlowFile per work item.
 
 NiFi's AbstractListProcessor and ListS3 write every listed entity as a record of the
-processor's schema through the Record Writer, into one FlowFile with the writer's attributes
-(``mime.type``, schema attributes) and ``record.count``. The schemas here are NiFi's, field for
+processor's schema through the Record Writer, into one FlowFile per listing with the writer's
+attributes (``mime.type``, schema attributes) and ``record.count``. flowcore's listers write
+one per work item of a listing (ListFile and ListS3: up to 10,000 entities each; ListSFTP: the
+whole listing), each committed with the state after it. The schemas here are NiFi's, field for
 field: :data:`FILE_INFO_SCHEMA` is FileInfo's (ListFile, ListSFTP), :data:`S3_OBJECT_SCHEMA`
 ListS3's RecordObjectWriter's.
 """

@@ -21,7 +21,13 @@ from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
 from processors import _entity_tracking as tracking
-from processors._file_attributes import FileSelection, file_attributes, key_path, path_key
+from processors._file_attributes import (
+    FileSelection,
+    file_attributes,
+    key_path,
+    path_key,
+    text_of,
+)
 from processors._list_file_properties import BY_ENTITIES, BY_TIMESTAMPS, NO_TRACKING
 from processors._listing import Entry, ListingState, state_after, track_timestamps
 from processors._listing_records import FILE_INFO_SCHEMA, write_listing, writer_set
@@ -35,6 +41,11 @@ TRIGGER_ITEMS = 10
 #: A state key of flowcore's beside NiFi's: a digest of the properties whose change starts the
 #: listing over (NiFi resets the state when one is modified).
 CONFIGURATION_KEY = "flowcore.listing.configuration"
+#: The state key of a Tracking Entities listing: the digest of the listing it tracked. Kept
+#: apart from the timestamp keys so that switching back to Tracking Timestamps resumes (NiFi
+#: keeps that state); a run with another strategy drops it, so Tracking Entities then forgets
+#: the tracked entities (NiFi clears them when scheduled with another strategy).
+ENTITIES_KEY = "flowcore.listing.entities"
 #: Attributes Include File Attributes adds (NiFi reads them from the file system per file).
 _DETAILED = ("file.creationTime", "file.lastAccessTime", "file.owner", "file.group",
              "file.permissions")  # fmt: skip
@@ -139,6 +150,7 @@ class ListFile(SourceProcessor):
         self._expected: Mapping[str, str] | None = None  # the state the last part left
         self._last_run_ms = 0  # when a listing last got past NiFi's early yields
         self._before: dict[str, Mapping[str, str]] = {}  # item key -> the state before it
+        self._entities_listed = ""  # the last entity listing handed out (its digest)
 
     def __getstate__(self) -> dict[str, object]:
         """Ship without the driver's listing: tasks read their items, not the listing."""
@@ -180,8 +192,8 @@ class ListFile(SourceProcessor):
                 _, listed = self._list(context, state)
         items: list[WorkItem] = []
         new_state = state if listed is None or self._handouts else listed
-        tracking = context.get_property(self.LISTING_STRATEGY).value == BY_TIMESTAMPS.value
-        while self._handouts and (len(items) < TRIGGER_ITEMS or not tracking):
+        by_timestamps = context.get_property(self.LISTING_STRATEGY).value == BY_TIMESTAMPS.value
+        while self._handouts and (len(items) < TRIGGER_ITEMS or not by_timestamps):
             handout = self._handouts.popleft()
             self._before[handout.item.key] = new_state
             items.append(handout.item)
@@ -207,22 +219,31 @@ class ListFile(SourceProcessor):
         entries = list(self._entries(context, root, now))
         self._warn_if_slow(context, root, time.monotonic() - started)
         strategy = context.get_property(self.LISTING_STRATEGY).value
+        entity_keys = (ENTITIES_KEY, tracking.LISTED_KEY)
+        kept = {k: v for k, v in state.items() if k not in entity_keys}  # the timestamp keys
         if strategy == BY_ENTITIES.value:  # everything: the task picks what is new (read_work)
             entries.sort(key=lambda e: e.timestamp)
             identity = f"entities:{self._configuration(context)}"
-            marker = {CONFIGURATION_KEY: identity}  # so a run with another strategy is seen
-            tracked = {"listing": identity, "now": now}
-            forget = state.get(CONFIGURATION_KEY) != identity
+            digest = tracking.listing_digest(
+                identity, ((e.identifier, e.timestamp, e.item[1].st_size) for e in entries)
+            )
+            if tracking.same_listing(state, digest, self._entities_listed):
+                return 0, None  # as the last listing, which committed: nothing can be new
+            self._entities_listed = digest
+            # ENTITIES_KEY: so that a run with another strategy is seen
+            marker = {**kept, ENTITIES_KEY: identity, tracking.LISTED_KEY: digest}
+            tracked = {
+                "listing": identity,
+                "now": now,
+                # another strategy ran since (or none did): NiFi clears the map; an entity
+                # listing committed before ENTITIES_KEY existed left its identity in
+                # CONFIGURATION_KEY (no timestamp listing writes an "entities:" one)
+                "forget": identity not in (state.get(ENTITIES_KEY), state.get(CONFIGURATION_KEY)),
+            }
             self._hand_out(context, root, entries, ListingState(), marker, tracked=tracked)
-            if forget and self._handouts:  # another strategy ran since: NiFi clears the map
-                first = self._handouts[0]
-                payload = {**first.item.payload, "forget": True}
-                self._handouts[0] = attrs.evolve(
-                    first, item=attrs.evolve(first.item, payload=payload)
-                )
             return 0, None
         if strategy != BY_TIMESTAMPS.value:  # No Tracking: everything, every time, no state
-            entries.sort(key=lambda e: e.timestamp)
+            entries.sort(key=lambda e: e.timestamp)  # (NiFi's listByNoTracking clears it)
             self._hand_out(context, root, entries, ListingState(), {})
             return 0, ({} if state else None)
         configuration = self._configuration(context)
@@ -234,7 +255,7 @@ class ListFile(SourceProcessor):
         )
         if decision.ran:
             self._last_run_ms = now
-        final = None
+        final = None if kept == dict(state) else kept
         if decision.state is not None:
             final = {**decision.state.values(), CONFIGURATION_KEY: configuration}
         self._hand_out(context, root, list(decision.entries), before, final)
@@ -271,9 +292,13 @@ class ListFile(SourceProcessor):
     ) -> None:
         """Cut *entries* into work items, each with the state once it is handed out.
 
-        *tracked* (Tracking Entities: the listing's identity and time) goes into each item.
+        *tracked* (Tracking Entities: the listing's identity, time and whether to forget
+        the tracked entities) goes into each item, with the item's part of the listing; such
+        an item says nothing of its FlowFiles (``flowfiles`` None): the task emits only the
+        files the cache does not know.
         """
         include = bool(context.get_property(self.INCLUDE_FILE_ATTRIBUTES).as_boolean())
+        parts = -(-len(entries) // ITEM_FILES)
         for start in range(0, len(entries), ITEM_FILES):
             part = entries[start : start + ITEM_FILES]
             done = start + ITEM_FILES >= len(entries)
@@ -284,15 +309,20 @@ class ListFile(SourceProcessor):
                 values = {**after, CONFIGURATION_KEY: self._configuration(context)}
             first = part[0]
             suffix = f"#{tracked['now']}" if tracked else ""
+            more: dict[str, Any] = {}
+            if tracked:
+                index = start // ITEM_FILES
+                more = {**tracked, "part": index, "parts": parts}
+                more["forget"] = bool(tracked["forget"]) and not index
             item = WorkItem(
                 f"{first.identifier}@{first.timestamp}+{len(part)}{suffix}",
                 {
                     "root": str(root),
                     "include": include,
                     "files": tuple(_listed(*e.item) for e in part),
-                    **(tracked or {}),
+                    **more,
                 },
-                flowfiles=len(part),
+                flowfiles=None if tracked else len(part),
                 batched=tracked is None,
             )
             self._handouts.append(_Handout(item, {} if values is None else values))
@@ -319,6 +349,7 @@ class ListFile(SourceProcessor):
         del state, committed
         self._handouts.clear()
         self._expected = None
+        self._entities_listed = ""
         earliest = min(
             (self._before[i.key] for i in items if i.key in self._before),
             key=lambda s: ListingState.of(s).processed,
@@ -344,6 +375,9 @@ class ListFile(SourceProcessor):
         """
         if "listing" in item.payload:
             files = self._untracked(context, session, item)
+            if not files:
+                context.yield_()  # nothing new: NiFi's tracker yields
+                return
             item = attrs.evolve(item, payload={**item.payload, "files": tuple(files)})
         if writer_set(context, self.RECORD_WRITER):
             rows = [_record(f) for f in item.payload.get("files", ())]
@@ -358,19 +392,20 @@ class ListFile(SourceProcessor):
     ) -> list[tuple[Any, ...]]:
         """NiFi's ListedEntityTracker: the item's files new or changed since the cache's entry.
 
-        The key is NiFi's, with the node identifier when the state is local (Input Directory
-        Location 'Local', as NiFi's Scope.LOCAL).
+        The key is NiFi's, ``ListedEntities::{component id}``, without NiFi's
+        ``::{node}`` suffix for a 'Local' Input Directory Location: flowcore keeps one state per
+        repository, listed on the driver, so Entity Tracking Node Identifier (``${hostname()}``,
+        evaluated wherever the task runs) would only start the tracking over whenever a task
+        or the driver runs on another host.
         """
-        cache = session.map_cache(context.get_property(props.TRACKING_STATE_CACHE).value or "")
-        node = None
-        if context.get_property(props.DIRECTORY_LOCATION).value == "Local":
-            node = context.get_property(props.NODE_IDENTIFIER).evaluate_attribute_expressions()
-            node = node.value
+        name = context.get_property(props.TRACKING_STATE_CACHE).value or ""
+        cache = session.map_cache(name)
+        key = tracking.cache_key(context.component.id)
         window = context.get_property(props.TRACKING_TIME_WINDOW)
         target = context.get_property(props.INITIAL_LISTING_TARGET).value
         return tracking.track_entities(
             cache,
-            tracking.cache_key(context.name, node),
+            key,
             item.payload.get("files", ()),
             identify=lambda f: (str(key_path(f[0])), int(f[2] * 1000), f[1]),
             listing=item.payload["listing"],
@@ -378,6 +413,9 @@ class ListFile(SourceProcessor):
             window_ms=int(window.evaluate_attribute_expressions().as_time_period("ms") or 0),
             initial_all=target != tracking.INITIAL_WINDOW.value,
             forget=bool(item.payload.get("forget")),
+            part=(item.payload.get("part", 0), item.payload.get("parts", 1)),
+            listed_at=item.payload.get("now", 0),
+            on_missing=lambda: tracking.warn_missing(context, name, key),
         )
 
     def read_work_batches(
@@ -408,8 +446,8 @@ def _record(listed: Sequence[Any]) -> dict[str, Any]:
     """
     path = key_path(listed[0])
     return {
-        "filename": path.name,
-        "path": str(path.parent),
+        "filename": text_of(path.name),  # as the filename attribute: any name is UTF-8 text
+        "path": text_of(str(path.parent)),
         "directory": False,
         "size": listed[1],
         "lastModified": int(listed[2] * 1000),

@@ -151,7 +151,8 @@ class ListS3(SourceProcessor):
     ``s3.isLatest``, ``s3.lastModified`` (ms), ``s3.length``, ``s3.storeClass``, and with Use
     Versions ``s3.version``; FetchS3Object's defaults (``${s3.bucket}``, ``${filename}``) read
     them back. See the module docstring for the state and the exactly-once guarantee. With a
-    Record Writer one FlowFile per listing holds the objects as records (NiFi's schema: key,
+    Record Writer one FlowFile per work item (up to 10,000 objects of a listing) holds the
+    objects as records (NiFi's schema: key,
     bucket, owner, etag, lastModified, size, storageClass, latest, versionId, tags,
     userMetadata) with ``record.count``, ``mime.type`` and ``s3.region``.
     """
@@ -186,6 +187,7 @@ class ListS3(SourceProcessor):
     def __init__(self, **properties: object) -> None:
         super().__init__(**properties)
         self._s3 = _s3.S3Client()
+        self._entities_listed = ""  # the last entity listing handed out (its digest)
 
     @property
     def unbounded(self) -> bool:  # type: ignore[override]
@@ -242,12 +244,20 @@ class ListS3(SourceProcessor):
         found.sort(key=lambda e: e["lastModified"])  # stable: S3's key order within a time
         region = self._s3.region(context)
         payload: dict[str, Any] = {"bucket": bucket, "region": region}
-        suffix = ""
+        suffix = digest = ""
         entities = strategy == BY_ENTITIES.value
         if entities:
             payload["listing"] = configuration
             suffix = f"#{now}"  # each listing's item its own: the task picks what is new
+            digest = tracking.listing_digest(
+                configuration,
+                ((e["key"], e.get("version"), e["lastModified"], e["size"]) for e in found),
+            )
+            if tracking.same_listing(committed, digest, self._entities_listed):
+                return WorkListing((), committed)  # as the last listing, committed: none new
+            self._entities_listed = digest
         items = []
+        parts = -(-len(found) // ITEM_OBJECTS)
         for start in range(0, len(found), ITEM_OBJECTS):
             part = found[start : start + ITEM_OBJECTS]
             first = part[0]
@@ -261,12 +271,19 @@ class ListS3(SourceProcessor):
                         "forget": entities
                         and not start
                         and committed.get(CONFIGURATION_KEY) != configuration,
+                        "part": start // ITEM_OBJECTS,
+                        "parts": parts,
+                        "now": now,
                     },
-                    flowfiles=len(part),
+                    # Tracking Entities: the task emits only what the cache does not know
+                    flowfiles=None if entities else len(part),
                 )
             )
         if not tracking_timestamps:
-            return WorkListing(tuple(items), {CONFIGURATION_KEY: configuration} if entities else {})
+            if not entities:  # No Tracking: no state
+                return WorkListing(tuple(items), {})
+            marker = {CONFIGURATION_KEY: configuration, tracking.LISTED_KEY: digest}
+            return WorkListing(tuple(items), marker)
         latest = found[-1]["lastModified"]
         newest = [e["key"] for e in found if e["lastModified"] == latest]
         if latest == current:
@@ -314,6 +331,7 @@ class ListS3(SourceProcessor):
     ) -> Mapping[str, str]:
         """A failed read leaves the committed state: the bucket is listed again from there."""
         del state, items
+        self._entities_listed = ""
         return dict(committed)
 
     # --- the task's side ---------------------------------------------------------------------
@@ -328,6 +346,9 @@ class ListS3(SourceProcessor):
         objects = list(item.payload["objects"])
         if "listing" in item.payload:
             objects = self._untracked(context, session, item.payload, objects)
+            if not objects:
+                context.yield_()  # nothing new: NiFi's tracker yields
+                return
         tags = bool(context.get_property(WRITE_OBJECT_TAGS).as_boolean())
         metadata = bool(context.get_property(WRITE_USER_METADATA).as_boolean())
         client = self._s3.get(context, session) if (tags or metadata) and objects else None
@@ -382,12 +403,14 @@ class ListS3(SourceProcessor):
         objects: Sequence[dict[str, Any]],
     ) -> list[dict[str, Any]]:
         """NiFi's ListedEntityTracker: the objects new or changed since the cache's entry."""
-        cache = session.map_cache(context.get_property(tracking.TRACKING_STATE_CACHE).value or "")
+        name = context.get_property(tracking.TRACKING_STATE_CACHE).value or ""
+        cache = session.map_cache(name)
+        key = tracking.cache_key(context.component.id)
         window = context.get_property(tracking.TRACKING_TIME_WINDOW)
         target = context.get_property(tracking.INITIAL_LISTING_TARGET).value
         return tracking.track_entities(
             cache,
-            tracking.cache_key(context.name),
+            key,
             objects,
             identify=lambda e: (
                 f"{e['key']}_{e.get('version') or 'null'}",
@@ -399,6 +422,9 @@ class ListS3(SourceProcessor):
             window_ms=int(window.evaluate_attribute_expressions().as_time_period("ms") or 0),
             initial_all=target != tracking.INITIAL_WINDOW.value,
             forget=bool(payload.get("forget")),
+            part=(payload.get("part", 0), payload.get("parts", 1)),
+            listed_at=payload.get("now", 0),
+            on_missing=lambda: tracking.warn_missing(context, name, key),
         )
 
 
@@ -433,7 +459,7 @@ def _entry(summary: Mapping[str, Any], version: str | None, latest: bool) -> dic
         "lastModified": int(summary["LastModified"].timestamp() * 1000),
         "size": int(summary.get("Size") or 0),
         "storageClass": str(summary.get("StorageClass") or "STANDARD"),
-        "owner": owner.get("DisplayName") or owner.get("ID") or "",
+        "owner": owner.get("ID") or "",  # NiFi: owner().id() (s3.owner, the record's owner)
         "version": version if version and version != "null" else None,
         "isLatest": latest,
     }

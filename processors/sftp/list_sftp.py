@@ -95,6 +95,10 @@ RECORD_WRITER = PropertyDescriptor(
 )  # fmt: skip
 #: flowcore's state key beside NiFi's: a digest of the properties whose change starts over.
 CONFIGURATION_KEY = "flowcore.listing.configuration"
+#: The state key of a Tracking Entities listing (the listing it tracked), apart from the
+#: timestamp keys: switching back to Tracking Timestamps resumes, as in NiFi; a run with
+#: another strategy drops it, so Tracking Entities then forgets what it tracked (NiFi's reset).
+ENTITIES_KEY = "flowcore.listing.entities"
 
 
 class ListSFTP(SourceProcessor):
@@ -121,6 +125,7 @@ class ListSFTP(SourceProcessor):
     def __init__(self, **properties: object) -> None:
         super().__init__(**properties)
         self._last_run_ms = 0
+        self._entities_listed = ""  # the last entity listing handed out (its digest)
 
     @property
     def unbounded(self) -> bool:  # type: ignore[override]
@@ -144,16 +149,30 @@ class ListSFTP(SourceProcessor):
         payload: dict[str, Any] = {"host": host, "port": port, "user": user}
         strategy = context.get_property(LISTING_STRATEGY).value
         configuration = self._configuration(context)
+        entity_keys = (ENTITIES_KEY, tracking.LISTED_KEY)
+        kept = {k: v for k, v in state.items() if k not in entity_keys}  # the timestamp keys
         if strategy == BY_ENTITIES.value:
             identity = f"entities:{configuration}"  # in the state: a run otherwise is seen
             payload["listing"] = identity
             payload["now"] = int(time.time() * 1000)  # each listing's item its own key
             # another strategy ran since: forget the tracked entities (NiFi clears them)
-            payload["forget"] = state.get(CONFIGURATION_KEY) != identity
-            marker = {CONFIGURATION_KEY: identity} if entries else state
+            # (an entity listing committed before ENTITIES_KEY existed: CONFIGURATION_KEY)
+            payload["forget"] = identity not in (
+                state.get(ENTITIES_KEY),
+                state.get(CONFIGURATION_KEY),
+            )
+            digest = tracking.listing_digest(
+                identity, ((e.identifier, e.timestamp, e.item[2]) for e in entries)
+            )
+            if tracking.same_listing(state, digest, self._entities_listed):
+                return WorkListing((), state)  # as the last listing, committed: nothing new
+            self._entities_listed = digest
+            marker = {**kept, ENTITIES_KEY: identity, tracking.LISTED_KEY: digest}
+            marker = marker if entries else state
             return self._listing(entries, payload, marker)
-        if strategy != BY_TIMESTAMPS.value:  # No Tracking: no state (a later strategy starts over)
+        if strategy != BY_TIMESTAMPS.value:  # No Tracking: no state (NiFi's clears it)
             return self._listing(entries, payload, {})
+        state = kept
         if state.get(CONFIGURATION_KEY) not in (None, configuration):
             state = {}  # another host or directory: NiFi clears the state on the change
         precision = context.get_property(PRECISION).value or "auto-detect"
@@ -190,7 +209,8 @@ class ListSFTP(SourceProcessor):
         item = WorkItem(
             f"{first.identifier}@{first.timestamp}+{len(entries)}{suffix}",
             {**payload, "files": tuple(e.item for e in entries)},
-            flowfiles=len(entries),
+            # Tracking Entities: the task emits only what the cache does not know
+            flowfiles=None if "listing" in payload else len(entries),
         )
         return WorkListing((item,), state)
 
@@ -243,6 +263,7 @@ class ListSFTP(SourceProcessor):
     ) -> Mapping[str, str]:
         """A failed read leaves the committed state: the directory is listed again from there."""
         del state, items
+        self._entities_listed = ""
         return dict(committed)
 
     def read_work(self, context: ProcessContext, session: ProcessSession, item: WorkItem) -> None:
@@ -255,6 +276,9 @@ class ListSFTP(SourceProcessor):
         files = list(item.payload["files"])
         if "listing" in item.payload:
             files = _untracked(context, session, item.payload, files)
+            if not files:
+                context.yield_()  # nothing new: NiFi's tracker yields
+                return
         if writer_set(context, RECORD_WRITER):
             rows = [_record(f) for f in files]
             write_listing(context, session, RECORD_WRITER, FILE_INFO_SCHEMA, rows=rows)
@@ -284,12 +308,14 @@ def _untracked(
     files: Sequence[Any],
 ) -> list[Any]:
     """NiFi's ListedEntityTracker: the files new or changed since the cache's entry."""
-    cache = session.map_cache(context.get_property(tracking.TRACKING_STATE_CACHE).value or "")
+    name = context.get_property(tracking.TRACKING_STATE_CACHE).value or ""
+    cache = session.map_cache(name)
+    key = tracking.cache_key(context.component.id)
     window = context.get_property(tracking.TRACKING_TIME_WINDOW)
     target = context.get_property(tracking.INITIAL_LISTING_TARGET).value
     return tracking.track_entities(
         cache,
-        tracking.cache_key(context.name),
+        key,
         files,
         identify=lambda f: (posixpath.join(f[0], f[1]), f[3], f[2]),
         listing=payload["listing"],
@@ -297,6 +323,8 @@ def _untracked(
         window_ms=int(window.evaluate_attribute_expressions().as_time_period("ms") or 0),
         initial_all=target != tracking.INITIAL_WINDOW.value,
         forget=bool(payload.get("forget")),
+        listed_at=payload.get("now", 0),
+        on_missing=lambda: tracking.warn_missing(context, name, key),
     )
 
 

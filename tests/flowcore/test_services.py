@@ -80,6 +80,24 @@ def test_undo_reverts_to_the_last_mark() -> None:
     assert cache.to_state() == before
 
 
+@pytest.mark.parametrize(
+    ("strategy", "entries", "changed"),
+    [("LFU", 1, False), ("LRU", 1, False), ("FIFO", 2, False), ("LFU", 2, True), ("LRU", 2, True)],
+)
+def test_a_read_is_written_only_when_its_hit_can_change_eviction(
+    strategy: str, entries: int, changed: bool
+) -> None:
+    """A read marks the cache changed (its whole state written) only when the hit can change
+    which entry is evicted: not under FIFO, not for the only entry (a lister's own cache)."""
+    cache = _cache(strategy, size=3)
+    for i in range(entries):
+        cache.put(f"k{i}", "v")
+    state = MapCache(cache.service, cache.to_state(), Clock())
+    assert state.get("k0") == "v"
+    assert state.contains_key("k0")
+    assert state.changed is changed
+
+
 def test_state_round_trip() -> None:
     """A cache loaded from another's state has its entries and eviction order."""
     cache = _cache("Least Frequently Used", size=3)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 
 from hypothesis import given
 from hypothesis import strategies as st
@@ -28,16 +29,20 @@ def _track(
     initial_all: bool = True,
     listing: str = "l",
     forget: bool = False,
+    part: tuple[int, int] = (0, 1),
+    listed_at: int = 0,
+    on_missing: Callable[[], None] | None = None,
 ) -> list[str]:
     emitted = track_entities(
         cache, KEY, entities, identify=lambda e: e, listing=listing, now_ms=now,
-        window_ms=window, initial_all=initial_all, forget=forget,
+        window_ms=window, initial_all=initial_all, forget=forget, part=part,
+        listed_at=listed_at, on_missing=on_missing,
     )  # fmt: skip
     return [e[0] for e in emitted]
 
 
 def test_cache_key_is_nifis() -> None:
-    """NiFi's key format: ListedEntities::{processor}(::{node})."""
+    """NiFi's key format: ListedEntities::{processor id}(::{node})."""
     assert cache_key("p") == "ListedEntities::p"
     assert cache_key("p", "node3") == "ListedEntities::p::node3"
 
@@ -86,6 +91,46 @@ def test_another_listing_starts_over() -> None:
     assert _track(cache, [("a", NOW - 10, 1)], listing="other") == ["a"]
     assert _track(cache, [("a", NOW - 10, 1)], listing="other", forget=True) == ["a"]
     assert _track(cache, [("a", NOW - 10, 1)], listing="other") == []
+
+
+def test_every_part_of_an_initial_listing_is_initial() -> None:
+    """All Available over a listing in three parts lists the old entities of each part."""
+    cache = _cache()
+    old = [[(f"{p}{i}", NOW - 5 * HOUR, 1) for i in range(2)] for p in "abc"]
+    got = [_track(cache, old[p], part=(p, 3), listed_at=1, forget=not p) for p in range(3)]
+    assert got == [["a0", "a1"], ["b0", "b1"], ["c0", "c1"]]
+    assert "initial" not in json.loads(cache.get(KEY) or "")  # the last part cleared it
+    more = [("d", NOW - 5 * HOUR, 1)]  # the next listing applies the window
+    assert _track(cache, [*old[0], *more], listed_at=2) == []
+
+
+def test_parts_in_any_order_and_a_crash_between_them_keep_the_listing_initial() -> None:
+    """The mark names the parts left: the last part read clears it, whichever it is; a
+    listing after a crash that committed only part 0 is initial again."""
+    cache = _cache()
+    old = [[(f"{p}{i}", NOW - 5 * HOUR, 1) for i in range(2)] for p in "abc"]
+    assert _track(cache, old[2], part=(2, 3), listed_at=1, forget=True) == ["c0", "c1"]
+    assert _track(cache, old[0], part=(0, 3), listed_at=1) == ["a0", "a1"]
+    # crash: part 1 never committed; the next listing (two parts) starts a mark of its own
+    everything = [e for part in old for e in part]
+    assert _track(cache, everything[:3], part=(0, 2), listed_at=2) == ["b0"]
+    assert _track(cache, everything[3:], part=(1, 2), listed_at=2) == ["b1"]
+    assert "initial" not in json.loads(cache.get(KEY) or "")
+
+
+def test_a_missing_entry_of_a_committed_listing_is_reported() -> None:
+    """An entry gone though the lister's state says it committed one (evicted): on_missing;
+    not on a first listing (forget) nor when the entry is there."""
+    missing: list[int] = []
+    cache = MapCache(MapCacheService("shared", maximum_cache_entries=3, eviction_strategy="FIFO"),
+                     {}, lambda: NOW)  # fmt: skip
+    files = [(f"f{i}", NOW - 5 * HOUR, 1) for i in range(4)]
+    assert len(_track(cache, files, forget=True, on_missing=lambda: missing.append(1))) == 4
+    assert _track(cache, files, on_missing=lambda: missing.append(2)) == []
+    for i in range(3):  # DetectDuplicate on the same service evicts the entry
+        cache.put_if_absent(f"dedupe-{i}", "x")
+    assert len(_track(cache, files, on_missing=lambda: missing.append(3))) == 4
+    assert missing == [3]
 
 
 def test_a_rolled_back_session_leaves_no_trace() -> None:

@@ -207,14 +207,12 @@ def _entities(root: Path, **more: object) -> tuple[TestRunner, MapCache]:
 
 def test_tracking_entities_lists_new_newer_and_resized_files(tree: Path) -> None:
     """Tracking Entities: each file once; again when newer or resized, even when older than
-    the newest listed (what Tracking Timestamps misses). The key is NiFi's, with the node
-    identifier (Input Directory Location Local)."""
+    the newest listed (what Tracking Timestamps misses). The key is NiFi's, with the
+    component's id and no node suffix (one state per repository)."""
     runner, cache = _entities(tree, entity_tracking_node_identifier="node1")
     runner.run()
     assert names(runner) == ["a.txt", "b.log", "c.txt", "d.txt"]
-    (key,) = cache.to_state()
-    assert key.startswith("ListedEntities::")
-    assert key.endswith("::node1")
+    assert list(cache.to_state()) == [f"ListedEntities::{runner.context.component.id}"]
     runner.clear_transfer_state()
     runner.run()
     assert names(runner) == []
@@ -248,6 +246,113 @@ def test_tracking_entities_forget_after_a_run_with_another_strategy(tree: Path) 
     runner.clear_transfer_state()
     runner.run()
     assert names(runner) == []
+
+
+def test_tracking_entities_initial_listing_in_parts_lists_every_part(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All Available over a first listing of three work items lists the old files of every
+    item, not only the first's; the next listing nothing."""
+    monkeypatch.setattr(list_file, "ITEM_FILES", 2)
+    root = tmp_path / "in"
+    for i in range(6):
+        _write(root, f"f{i}.txt", "x" * (i + 1), 5 * HOUR - i)  # outside the 3 h window
+    runner, _ = _entities(root)
+    runner.run()
+    assert sorted(names(runner)) == [f"f{i}.txt" for i in range(6)]
+    runner.clear_transfer_state()
+    runner.run()
+    assert names(runner) == []
+
+
+def test_tracking_entities_key_is_the_same_on_any_host(
+    tree: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A task on another host (an executor, a restarted driver) finds the same entry: the
+    default Node Identifier ${hostname()} is not in the key, so nothing is listed twice."""
+    import socket
+
+    runner, cache = _entities(tree)
+    monkeypatch.setattr(socket, "gethostname", lambda: "executor-1")
+    runner.run()
+    assert len(names(runner)) == 4
+    runner.clear_transfer_state()
+    monkeypatch.setattr(socket, "gethostname", lambda: "executor-2")
+    _write(tree, "e.txt", "E", 5)
+    runner.run()
+    assert names(runner) == ["e.txt"]
+    assert len(cache.to_state()) == 1
+
+
+def test_tracking_entities_resumes_from_the_state_an_earlier_version_wrote(tree: Path) -> None:
+    """An entity listing committed when its identity was kept in
+    flowcore.listing.configuration (before flowcore.listing.entities) is resumed, not
+    listed again."""
+    first, cache = _entities(tree)
+    first.run()
+    (key,) = cache.to_state()
+    identity = first.state[list_file.ENTITIES_KEY]
+    again, same = _entities(tree)
+    same.put(key, cache.get(key) or "")
+    again.set_state({list_file.CONFIGURATION_KEY: identity})
+    again.run()
+    assert names(again) == []
+
+
+def test_tracking_entities_warns_when_its_entry_was_evicted(
+    tree: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An entry gone though the lister committed an entity listing (evicted from a shared,
+    full cache): everything is listed again, with a warning naming the cache and the fix."""
+    runner, cache = _entities(tree)
+    runner.run()
+    (key,) = cache.to_state()
+    cache.remove(key)
+    runner.clear_transfer_state()
+    _write(tree, "e.txt", "E", 5)
+    runner.run()
+    assert len(names(runner)) == 5
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelname == "WARNING"]
+    assert key in warning
+    assert "map cache listed" in warning
+    assert "its own" in warning
+
+
+def test_tracking_entities_keeps_the_tracking_timestamps_state(tree: Path) -> None:
+    """A Tracking Entities run leaves the timestamp state: back on Tracking Timestamps the
+    listing resumes (NiFi's listByTrackingEntities does not touch it)."""
+    runner, _ = _entities(tree)
+    runner.set_property("Listing Strategy", "timestamps")
+    runner.run()
+    timestamps = dict(runner.state)
+    runner.set_property("Listing Strategy", "entities")
+    runner.clear_transfer_state()
+    runner.run()
+    assert len(names(runner)) == 4
+    assert {k: v for k, v in runner.state.items() if k in timestamps} == timestamps
+    runner.set_property("Listing Strategy", "timestamps")
+    runner.clear_transfer_state()
+    runner.run()
+    assert names(runner) == []
+
+
+def test_tracking_entities_items_make_an_unknown_count_and_a_same_listing_none(
+    tree: Path,
+) -> None:
+    """An entity item says nothing of its FlowFiles (the task emits only what is new), so
+    the driver does not trigger the lister again to fill a micro-batch; a listing the same as
+    the last committed one hands out no item (a continuous run then waits its poll interval)."""
+    processor = ListFile(
+        input_directory=str(tree), listing_strategy="entities", entity_tracking_state_cache="c"
+    )
+    context = TestRunner(processor).context
+    listing = processor.list_work(context, {})
+    assert [i.flowfiles for i in listing.items] == [None]
+    assert processor.list_work(context, listing.state).items == ()
+    assert len(processor.list_work(context, {}).items) == 1  # not committed: handed out again
+    assert processor.list_work(context, listing.state).items == ()
+    _write(tree, "e.txt", "E", 5)
+    assert len(processor.list_work(context, listing.state).items) == 1
 
 
 def test_record_writer_lists_file_info_records(tree: Path) -> None:
@@ -303,6 +408,31 @@ def test_tracking_entities_in_a_flow_lists_each_file_once(tree: Path, tmp_path: 
     assert sorted(run(tmp_path / "one")) == ["a.txt", "b.log", "c.txt", "d.txt"]
     _write(tree, "e.txt", "E", 5)
     assert run(tmp_path / "two") == ["e.txt"]
+
+
+def test_tracking_entities_keep_their_entry_through_a_rename(tree: Path, tmp_path: Path) -> None:
+    """The cache key is the component's id, which a plain rename keeps: the renamed lister
+    lists only the file added since, not everything again."""
+
+    def run(name: str, out: Path) -> list[str]:
+        flow = Flow("entities")
+        flow.add_service(MapCacheService("listed"))
+        listing = flow.add(
+            ListFile(
+                input_directory=str(tree), listing_strategy="entities",
+                entity_tracking_state_cache="listed",
+            ),
+            name=name,
+        )  # fmt: skip
+        put = flow.add(PutFile(directory=str(out)), name="put")
+        flow.connect(listing, put)
+        flow.auto_terminate(put, ["success", "failure"])
+        run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+        return sorted(p.name for p in out.iterdir()) if out.exists() else []
+
+    assert run("list", tmp_path / "one") == ["a.txt", "b.log", "c.txt", "d.txt"]
+    _write(tree, "e.txt", "E", 5)
+    assert run("list-renamed", tmp_path / "two") == ["e.txt"]
 
 
 class _Maker:
@@ -428,6 +558,26 @@ def test_in_a_flow_batches_and_one_by_one_agree(
     monkeypatch.setattr(ListFile, "read_work_batches", lambda *_: None)
     single = _outcome(tree, tmp_path / "single")
     assert (shapes, files) == single[:2]
+
+
+def test_record_writer_with_a_name_that_is_not_utf8(tmp_path: Path) -> None:
+    """A file name that is not UTF-8 is written as the filename attribute shows it (U+FFFD
+    for the bad bytes), not an error that blocks the whole listing."""
+    from processors.record_services.json import JsonRecordSetWriter
+
+    root = tmp_path / "in"
+    _write(root, "a.txt", "A", 60)
+    raw = os.fsencode(str(root)) + b"/caf\xe9.txt"
+    with open(raw, "wb") as f:
+        f.write(b"x")
+    os.utime(raw, (time.time() - 60, time.time() - 60))
+    runner = TestRunner(ListFile(input_directory=str(root)))
+    runner.add_service(JsonRecordSetWriter("writer"))
+    runner.set_property("Record Writer", "writer")
+    runner.run()
+    (flowfile,) = runner.flowfiles_for("success")
+    records = json.loads(flowfile.content)
+    assert sorted(r["filename"] for r in records) == ["a.txt", "caf\ufffd.txt"]
 
 
 def test_work_items_are_picklable_and_name_their_files(tree: Path) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 import pytest
@@ -299,7 +300,11 @@ def test_tracking_entities_lists_new_and_changed_objects(
     runner.clear_transfer_state()
     runner.run()
     runner.assert_transfer_count("success", 0)
+    listing = runner.processor.list_work(runner.context, runner.state)
+    assert listing.items == ()  # as the last committed listing: no work (no micro-batch)
     s3.put_object(Bucket=bucket, Key="b/c", Body=b"123456789")
+    listing = runner.processor.list_work(runner.context, runner.state)
+    assert [i.flowfiles for i in listing.items] == [None]  # the task emits only what is new
     runner.run()
     assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["b/c"]
 
@@ -358,17 +363,68 @@ def test_tracking_entities_with_records(s3_endpoint: str, s3: Any, bucket: str) 
     ids=["v1", "v1-delimiter", "v2", "versions"],
 )
 def test_pagination_lists_every_page(
-    s3_endpoint: str, s3: Any, bucket: str, monkeypatch: pytest.MonkeyPatch, more: dict[str, str]
+    s3_endpoint: str,
+    s3: Any,
+    bucket: str,
+    *,
+    monkeypatch: pytest.MonkeyPatch,
+    api_calls: list[tuple[str, dict[str, Any]]],
+    more: dict[str, str],
 ) -> None:
     """NiFi's testListV1Pagination*: pages of 2 keys (markers, continuation tokens, version
-    markers followed) list all 5 objects."""
+    markers followed): 3 list requests of 2 keys list all 5 objects."""
     monkeypatch.setattr(list_s3, "PAGE_KEYS", 2)
     for i in range(5):
         s3.put_object(Bucket=bucket, Key=f"key-{i:04}", Body=b"1")
     runner = _runner(s3_endpoint, Bucket=bucket, **more)
+    api_calls.clear()
     runner.run()
     names = sorted(f.attributes["filename"] for f in runner.flowfiles_for("success"))
     assert names == [f"key-{i:04}" for i in range(5)]
+    operation = {"List Type": "ListObjectsV2", "Use Versions": "ListObjectVersions"}.get(
+        next(iter(more), ""), "ListObjects"
+    )
+    pages = [(op, p.get("MaxKeys")) for op, p in api_calls if op.startswith("List")]
+    assert pages == [(operation, 2)] * 3
+
+
+def test_tracking_entities_initial_listing_over_items_lists_every_item(
+    s3_endpoint: str, s3: Any, bucket: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """All Available over a first listing of three work items (2 objects each) lists the
+    objects of every item though all are older than the window; the next listing none."""
+    monkeypatch.setattr(list_s3, "ITEM_OBJECTS", 2)
+    for i in range(6):
+        s3.put_object(Bucket=bucket, Key=f"k{i}", Body=b"1")
+
+    class _Later:  # five hours on: every object is outside the 3 h window
+        @staticmethod
+        def time() -> float:
+            return time.time() + 5 * 3600
+
+    monkeypatch.setattr(list_s3, "time", _Later)
+    runner, _ = _tracking(s3_endpoint, bucket)
+    runner.run()
+    got = sorted(f.attributes["filename"] for f in runner.flowfiles_for("success"))
+    assert got == [f"k{i}" for i in range(6)]
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+
+
+def test_records_owner_is_the_owner_id(s3_endpoint: str, s3: Any, bucket: str) -> None:
+    """NiFi's RecordObjectWriter writes owner().id(), not the display name."""
+    from processors.record_services.json import JsonRecordSetWriter
+
+    s3.put_object(Bucket=bucket, Key="a", Body=b"1")
+    owner = s3.list_objects(Bucket=bucket)["Contents"][0]["Owner"]
+    assert owner["ID"] != owner.get("DisplayName")
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    runner.add_service(JsonRecordSetWriter("writer"))
+    runner.set_property("Record Writer", "writer")
+    runner.run()
+    (record,) = json.loads(runner.flowfiles_for("success")[0].content)
+    assert record["owner"] == owner["ID"]
 
 
 def test_list_with_requester_pays(s3_endpoint: str, s3: Any, bucket: str) -> None:

@@ -172,7 +172,8 @@ def test_records_have_file_info_schema(sftp_server: SftpServer, remote: Path) ->
 
 def test_files_with_restart(sftp_server: SftpServer, remote: Path) -> None:
     """NiFi's testFilesWithRestart: Tracking Entities keeps its entities in the map cache, so a
-    new processor on the same cache lists nothing again; a changed file is listed again."""
+    new processor (a restart: its state and the cache kept) lists nothing again; a changed
+    file is listed again."""
     runner = _three(remote)
     configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}"})
     runner.set_property("Listing Strategy", "entities")
@@ -183,16 +184,49 @@ def test_files_with_restart(sftp_server: SftpServer, remote: Path) -> None:
     (key,) = cache.to_state()
     tracked = json.loads(cache.get(key) or "")["entities"]
     assert sorted(tracked) == [f"/{remote.name}/{n}" for n in ("1.txt", "2.txt", "3.txt")]
+    restarted = TestRunner(ListSFTP())
+    configure(restarted, sftp_server, **{"Remote Path": f"/{remote.name}"})
+    restarted.set_property("Listing Strategy", "entities")
+    same = restarted.add_service(MapCacheService("dmc"))
+    same.put(key, cache.get(key) or "")  # the cache's committed entry, as a restart has it
+    restarted.set_property("Entity Tracking State Cache", "dmc")
+    restarted.set_state(runner.state)
+    restarted.run()
+    restarted.assert_transfer_count("success", 0)
+    listing = restarted.processor.list_work(restarted.context, restarted.state)
+    assert listing.items == ()  # as the last committed listing: no work (no micro-batch)
     _old(remote / "2.txt", b"changed", age=200)  # older than before, but another size
-    runner.clear_transfer_state()
-    runner.run()
-    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["2.txt"]
-    runner.set_property("Listing Strategy", "none")  # a run otherwise: the entities are cleared
-    runner.run()
-    runner.clear_transfer_state()
-    runner.set_property("Listing Strategy", "entities")
+    restarted.run()
+    assert [f.attributes["filename"] for f in restarted.flowfiles_for("success")] == ["2.txt"]
+    restarted.set_property("Listing Strategy", "none")  # a run otherwise: entities cleared
+    restarted.run()
+    restarted.clear_transfer_state()
+    restarted.set_property("Listing Strategy", "entities")
+    restarted.run()
+    restarted.assert_transfer_count("success", 3)
+
+
+def test_tracking_entities_keeps_the_tracking_timestamps_state(
+    sftp_server: SftpServer, remote: Path
+) -> None:
+    """A Tracking Entities run leaves the timestamp state (NiFi does not touch it): back on
+    Tracking Timestamps nothing is listed again."""
+    runner = _three(remote)
+    precision = {"Target System Timestamp Precision": "millis"}  # a 100 ms listing lag
+    configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}"}, **precision)
+    runner.add_service(MapCacheService("dmc"))
+    runner.set_property("Entity Tracking State Cache", "dmc")
     runner.run()
     runner.assert_transfer_count("success", 3)
+    runner.set_property("Listing Strategy", "entities")
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 3)
+    assert "listing.timestamp" in runner.state
+    runner.set_property("Listing Strategy", "timestamps")
+    runner.clear_transfer_state()
+    runner.run()
+    runner.assert_transfer_count("success", 0)
 
 
 def test_tracking_entities_needs_a_state_cache(sftp_server: SftpServer) -> None:
