@@ -178,6 +178,56 @@ class SourceLister:
                 states[member.component_id] = dict(state)
         return work, states
 
+    def _listed_ahead(self, member: MemberPlan, state: Mapping[str, str]) -> int:
+        """What a source that fills micro-batches has listed and not handed out yet, after *state*.
+
+        Its ``pending_work`` (files, for GetFile and ListFile: the FlowFiles they make); 0 for
+        any other source, or one that cannot say.
+        """
+        processor = member.processor
+        assert isinstance(processor, SourceProcessor)
+        if not processor.fills_micro_batch:
+            return 0
+        try:
+            left = processor.pending_work(self._context_of(member), state)
+        except Exception:  # then it stops at MAX_SOURCE_TRIGGERS, as before it could say
+            log.debug("%s cannot say what it has listed", member.name, exc_info=True)
+            return 0
+        return 0 if left is None else left.items
+
+    def _scheduled(self, member: MemberPlan) -> bool:
+        """Whether *member* is scheduled on the driver, scheduling it now if it is time.
+
+        NiFi's way when ``on_scheduled`` raises: an ERROR bulletin names the source and the
+        exception, and it is scheduled again after the administrative yield; the rest of
+        the flow runs on. A batch run that ends before then reports it (``RunResult``).
+        """
+        cid = member.component_id
+        if cid in self.unscheduled and now_ms() < self._schedule_at[cid]:
+            return False
+        try:
+            with redacting(member.processor.sensitive_values):
+                self._context_of(member)
+        except Exception as error:
+            now = now_ms()
+            text = " ".join(str(error).split()) or "(no message)"
+            secrets = member.processor.sensitive_values()
+            text = redact(text, secrets)
+            self.unscheduled[cid] = f"on_scheduled raised {type(error).__name__}: {text}"
+            self._schedule_at[cid] = now + self.settings.administrative_yield_ms
+            message = (
+                f"{member.type_name} '{member.name}' failed to schedule: {self.unscheduled[cid]}; "
+                "it is scheduled again after the administrative yield duration "
+                f"({self.settings.administrative_yield_duration})"
+            )
+            log.error("%s", message)
+            trace = "".join(format_exception(error))
+            log.debug("%s", redact(f"on_scheduled of {member.name} raised\n{trace}", secrets))
+            self._report(Bulletin(now, cid, member.name, "ERROR", message))
+            return False
+        self.unscheduled.pop(cid, None)
+        return True
+
     def _list(self, member: MemberPlan, state: Mapping[str, str]) -> WorkListing:
         """One trigger of *member*'s listing; a yield there holds its next trigger back.
 
@@ -244,56 +294,6 @@ class SourceLister:
             and self.active(member, continuous)
         ]
         return min(ends) if ends else None
-
-    def _listed_ahead(self, member: MemberPlan, state: Mapping[str, str]) -> int:
-        """What a source that fills micro-batches has listed and not handed out yet, after *state*.
-
-        Its ``pending_work`` (files, for GetFile and ListFile: the FlowFiles they make); 0 for
-        any other source, or one that cannot say.
-        """
-        processor = member.processor
-        assert isinstance(processor, SourceProcessor)
-        if not processor.fills_micro_batch:
-            return 0
-        try:
-            left = processor.pending_work(self._context_of(member), state)
-        except Exception:  # then it stops at MAX_SOURCE_TRIGGERS, as before it could say
-            log.debug("%s cannot say what it has listed", member.name, exc_info=True)
-            return 0
-        return 0 if left is None else left.items
-
-    def _scheduled(self, member: MemberPlan) -> bool:
-        """Whether *member* is scheduled on the driver, scheduling it now if it is time.
-
-        NiFi's way when ``on_scheduled`` raises: an ERROR bulletin names the source and the
-        exception, and it is scheduled again after the administrative yield; the rest of
-        the flow runs on. A batch run that ends before then reports it (``RunResult``).
-        """
-        cid = member.component_id
-        if cid in self.unscheduled and now_ms() < self._schedule_at[cid]:
-            return False
-        try:
-            with redacting(member.processor.sensitive_values):
-                self._context_of(member)
-        except Exception as error:
-            now = now_ms()
-            text = " ".join(str(error).split()) or "(no message)"
-            secrets = member.processor.sensitive_values()
-            text = redact(text, secrets)
-            self.unscheduled[cid] = f"on_scheduled raised {type(error).__name__}: {text}"
-            self._schedule_at[cid] = now + self.settings.administrative_yield_ms
-            message = (
-                f"{member.type_name} '{member.name}' failed to schedule: {self.unscheduled[cid]}; "
-                "it is scheduled again after the administrative yield duration "
-                f"({self.settings.administrative_yield_duration})"
-            )
-            log.error("%s", message)
-            trace = "".join(format_exception(error))
-            log.debug("%s", redact(f"on_scheduled of {member.name} raised\n{trace}", secrets))
-            self._report(Bulletin(now, cid, member.name, "ERROR", message))
-            return False
-        self.unscheduled.pop(cid, None)
-        return True
 
     def requeue_unread(
         self,
