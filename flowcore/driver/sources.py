@@ -149,8 +149,8 @@ class SourceLister:
                 and made_bytes < self.settings.batch_max_bytes_value
                 and (triggers < MAX_SOURCE_TRIGGERS or made < listed_until)
             ):
-                if not self.active(member, continuous):
-                    break
+                if not self.active(member, continuous) or self._resting(member.component_id):
+                    break  # a source that yielded is not triggered again until its yield ends
                 with redacting(processor.sensitive_values):
                     listing = self._list(member, state)
                 self._triggers[member.component_id] += 1
@@ -172,8 +172,6 @@ class SourceLister:
                         limit = room[0]
                 if triggers == MAX_SOURCE_TRIGGERS and made is not None:
                     listed_until = made + self._listed_ahead(member, state)
-                if self._resting(member.component_id):
-                    break  # it yielded: no more triggers until its yield is over
             if len(work) > listed or dict(state) != dict(committed):
                 states[member.component_id] = dict(state)
         return work, states
