@@ -300,6 +300,7 @@ class Controller:
         if not small:  # a small run takes milliseconds in the driver: its commit shows it
             self._write_progress()
         results = self.jobs.execute(job, run=run, small=small, flowfiles=flowfiles)
+        self.sources.note_yields(results)
         unread = self.sources.requeue_unread(plan, work, results, states)
         took = len(work) + sum(sum(r.consumed.values()) for r in results)
         for member in scheduled:
@@ -546,14 +547,23 @@ class Controller:
                 until = held if wait is None else min(wait, held)
                 time.sleep(min(max(until - now, 1), 1000) / 1000)
                 continue
+            rested = self.sources.yield_ends(continuous)
+            if rested is not None and not continuous:
+                # A source yielded (its database is down): its remaining triggers wait out
+                # the yield, as NiFi's would; they are bounded, so the run still ends.
+                time.sleep(min(max(rested - now, 1), 1000) / 1000)
+                continue
             if wait is not None and (continuous or idle < MAX_IDLE_WAITS):
                 idle += 1
                 time.sleep(min(wait - now, 1000) / 1000)
                 continue
             if continuous:
                 pause = self.settings.poll_interval_seconds
-                due = self.sources.next_scheduled()
-                if due is not None:  # a Run Schedule ends before the poll interval does
+                due = min(
+                    (t for t in (self.sources.next_scheduled(), rested) if t is not None),
+                    default=None,
+                )
+                if due is not None:  # a Run Schedule or a yield ends before the poll interval
                     pause = min(pause, max(0, due - now) / 1000)
                 time.sleep(pause)
                 continue

@@ -22,7 +22,7 @@ from flowcore.engine._bulletins import redacting
 from flowcore.engine.wire import TaskResult
 from flowcore.parameters import redact
 from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem
+from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
 from flowcore.settings import Settings
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.records import Bulletin
@@ -79,6 +79,8 @@ class SourceLister:
         self._unread: set[tuple[str, str]] = set()
         #: when sources with a Run Schedule (a period or a cron) come due
         self.schedules = schedules or Schedules()
+        #: source id -> until when it yielded (epoch ms): in its listing or in a task reading
+        self._yielded_until: dict[str, int] = {}
 
     def active(self, member: MemberPlan, continuous: bool) -> bool:
         """Whether *member* (a source) may still list work in this run."""
@@ -119,7 +121,7 @@ class SourceLister:
         work: list[tuple[str, WorkItem]] = []
         states: dict[str, dict[str, str]] = {}
         for member in plan.source_members:
-            if not self._scheduled(member):
+            if self._resting(member.component_id) or not self._scheduled(member):
                 continue
             processor = member.processor
             assert isinstance(processor, SourceProcessor)
@@ -148,10 +150,10 @@ class SourceLister:
                 and made_bytes < self.settings.batch_max_bytes_value
                 and (triggers < MAX_SOURCE_TRIGGERS or made < listed_until)
             ):
-                if not self.active(member, continuous):
-                    break
+                if not self.active(member, continuous) or self._resting(member.component_id):
+                    break  # a source that yielded is not triggered again until its yield ends
                 with redacting(processor.sensitive_values):
-                    listing = processor.list_work(self._context_of(member), state)
+                    listing = self._list(member, state)
                 self._triggers[member.component_id] += 1
                 triggers += 1
                 state = listing.state
@@ -230,6 +232,73 @@ class SourceLister:
             return False
         self.unscheduled.pop(cid, None)
         return True
+
+    def _list(self, member: MemberPlan, state: Mapping[str, str]) -> WorkListing:
+        """One trigger of *member*'s listing; a yield there holds its next trigger back.
+
+        NiFi does not trigger a processor that called ``yield`` again for its Yield Duration
+        (QueryDatabaseTable while its database is down): the items it listed still go on.
+        """
+        processor = member.processor
+        assert isinstance(processor, SourceProcessor)
+        context = self._context_of(member)
+        context.yielded, context.held_until = False, None
+        listing = processor.list_work(context, state)
+        if context.yielded:
+            until = context.held_until
+            self.hold(
+                member.component_id, now_ms() + self._yield_ms(member) if until is None else until
+            )
+            context.yielded, context.held_until = False, None
+        return listing
+
+    def _yield_ms(self, member: MemberPlan) -> int:
+        """*member*'s Yield Duration in ms: its own, else the engine's."""
+        return member.yield_ms if member.yield_ms is not None else self.settings.yield_ms
+
+    def hold(self, component_id: str, until: int) -> None:
+        """Do not list source *component_id* before *until* (epoch ms): it yielded."""
+        if until > self._yielded_until.get(component_id, 0):
+            self._yielded_until[component_id] = until
+            log.debug("%s yielded: not listed again before %d", component_id, until)
+
+    def note_yields(self, results: Sequence[TaskResult]) -> None:
+        """Hold back the sources that yielded while their tasks read their work.
+
+        A source's read runs in a task (ExecuteSQL without input whose query failed yields
+        there); only the driver triggers it again, so its yield comes back in the task's
+        result, and the source is listed no sooner than the yield asked.
+        """
+        for result in results:
+            for component_id, until in result.yielded.items():
+                self.hold(component_id, until)
+
+    def _resting(self, component_id: str) -> bool:
+        """Whether source *component_id* yielded and its yield is not over yet."""
+        until = self._yielded_until.get(component_id)
+        if until is None:
+            return False
+        if now_ms() < until:
+            return True
+        del self._yielded_until[component_id]
+        return False
+
+    def yield_ends(self, continuous: bool) -> int | None:
+        """When the first source resting after a yield (and still listing in this run) may list.
+
+        A batch run waits for it: a yield delays a source's triggers, it takes none away (an
+        unbounded one still has ``unbounded_source_batches`` in all, a bounded one lists
+        until it runs out), so the run still ends.
+        """
+        now = now_ms()
+        ends = [
+            until
+            for plan in self._plans
+            for member in plan.source_members
+            if (until := self._yielded_until.get(member.component_id, 0)) > now
+            and self.active(member, continuous)
+        ]
+        return min(ends) if ends else None
 
     def requeue_unread(
         self,

@@ -125,6 +125,7 @@ class _Task:
         self._reached: dict[str, frozenset[str]] = {}  # see _downstream
         self.bulletins: list[Bulletin] = []
         self.unread: list[tuple[str, str]] = []  # (source component, work item key) not read
+        self.yielded: dict[str, int] = {}  # source component -> until when it yielded (ms)
         # What the task's committed input is (see flowcore.session._uuids): derived uuids
         # are the same when a replay reads the same segments, and new on any other input.
         segments = sorted(segment_id for _, segment_id in spec.input.segments)
@@ -426,6 +427,7 @@ class _Task:
                 with running(member), self.clock.timing(member.plan.component_id):
                     if member.plan.kind is ProcessorKind.SOURCE:
                         member.read_work(work.get(member.plan.component_id, ()))
+                        self._note_yield(member)
                         continue
                     if member.plan.component_id in bins:
                         member.merge_bins(bins[member.plan.component_id])
@@ -440,6 +442,21 @@ class _Task:
                     member.bulletin(f"stopping failed: {type(error).__name__}: {error}")
             self.content.close()
         return self._finish()
+
+    def _note_yield(self, member: TaskMember) -> None:
+        """Keep, for the driver, until when a source that yielded while reading asked to rest.
+
+        Its listing runs on the driver, which alone can hold its next trigger back: its
+        ``yield_until`` time, else now plus its Yield Duration.
+        """
+        context = member.context
+        if not context.yielded:
+            return
+        until = context.held_until
+        if until is None:
+            until = now_ms() + member.yield_ms
+        component_id = member.plan.component_id
+        self.yielded[component_id] = max(until, self.yielded.get(component_id, 0))
 
     def _skip_unscheduled(
         self, member: TaskMember, work: dict[str, list[Any]], bins: dict[str, list[ReadyBin]]
@@ -581,6 +598,7 @@ class _Task:
                 for m in self.members.values()
                 if m.unscheduled is not None
             },
+            yielded=dict(self.yielded),
         )
 
 

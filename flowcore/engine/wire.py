@@ -161,6 +161,9 @@ class TaskResult:
             the driver puts them back in the listing state before committing it.
         unscheduled: per component id, why its ``on_scheduled`` raised (its input went back
             to its queue, to wait the administrative yield).
+        yielded: per source component id that yielded while reading its work (ExecuteSQL
+            without input whose query failed), until when (epoch ms) it asked not to be
+            triggered: the driver lists it no sooner, as NiFi schedules it no sooner.
     """
 
     index: int
@@ -178,4 +181,5 @@ class TaskResult:
     effects_file: str | None = None
     unread: tuple[tuple[str, str], ...] = ()
     unscheduled: Mapping[str, str] = attrs.field(factory=dict)
+    yielded: Mapping[str, int] = attrs.field(factory=dict)
     nanos: Mapping[str, int] = attrs.field(factory=dict)

@@ -13,6 +13,8 @@ within :data:`~processors.http_server._tls.HANDSHAKE_DEADLINE_S` in all.
 
 from __future__ import annotations
 
+import contextlib
+import io
 import logging
 import re
 import ssl
@@ -24,6 +26,12 @@ from typing import Any
 
 import attrs
 
+from processors.http_server._deadline import (
+    BODY_GRACE_S,
+    HEAD_DEADLINE_S,
+    MIN_BODY_RATE,
+    DeadlineReader,
+)
 from processors.http_server._inbox import SERVICE_UNAVAILABLE, Held, Inbox
 from processors.http_server._received import ACCEPT_HEADERS, Refused, received
 from processors.http_server._tls import (
@@ -157,11 +165,44 @@ class BoundedHeadersHandler(BaseHTTPRequestHandler):
 
     max_header: int = 8 * 1024
     handshake_deadline_s: float = HANDSHAKE_DEADLINE_S
+    head_deadline_s: float = HEAD_DEADLINE_S
+    body_grace_s: float = BODY_GRACE_S
+    min_body_rate: int = MIN_BODY_RATE
+
+    def setup(self) -> None:
+        """The connection's reader, under deadlines (see :mod:`._deadline`)."""
+        super().setup()
+        self.rfile.close()  # the socket's own: its reference would keep the socket open
+        self.deadlines = DeadlineReader(self.connection, self.timeout)
+        self.rfile = io.BufferedReader(self.deadlines)
 
     def handle(self) -> None:
         """The connection's requests, after its TLS handshake (HTTPS) succeeded in time."""
         if handshake(self, self.handshake_deadline_s):
             super().handle()
+
+    def handle_one_request(self) -> None:
+        """One request, its head and body read within their deadlines, else 408 and closed.
+
+        The standard handler closes the connection on a timeout; a client that had begun its
+        request (or its body) is told why first, as Jetty answers 408. A connection idle
+        between requests is closed without a word, as before.
+        """
+        self.deadlines.head(self.head_deadline_s)
+        # what a 408 needs should the request line not come whole (parse_request sets them)
+        self.requestline, self.request_version, self.command = "", "HTTP/1.1", None
+        try:
+            super().handle_one_request()
+        finally:
+            self.deadlines.off()
+        late = self.deadlines.timed_out
+        if late is None:
+            return
+        self.close_connection = True
+        log.info("%s: %s; connection closed", self.address_string(), late)
+        if late.started or late.phase == "body":
+            with contextlib.suppress(OSError):  # it may have gone: nothing more to tell it
+                self.send_error(408, "Request Timeout")
 
     def parse_request(self) -> bool:
         """The request line and headers, refused (431, or 414) past Request Header Maximum Size.
@@ -173,7 +214,7 @@ class BoundedHeadersHandler(BaseHTTPRequestHandler):
         rfile = self.rfile
         self.rfile = _HeaderBudget(rfile, budget)  # type: ignore[assignment]
         try:
-            return super().parse_request()
+            parsed = super().parse_request()
         except _HeadersTooLarge:
             if budget < 0:
                 self.send_error(414, "URI Too Long")
@@ -182,6 +223,9 @@ class BoundedHeadersHandler(BaseHTTPRequestHandler):
             return False
         finally:
             self.rfile = rfile
+        if parsed:
+            self.deadlines.body(self.body_grace_s, self.min_body_rate)
+        return parsed
 
 
 class _Handler(BoundedHeadersHandler):

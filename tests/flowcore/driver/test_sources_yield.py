@@ -1,0 +1,89 @@
+"""Tests for flowcore/driver/sources.py: a source that yields, in its listing or in a task reading
+its work, is not triggered again before its Yield Duration is over."""
+
+from __future__ import annotations
+
+import itertools
+import time
+from pathlib import Path
+from typing import ClassVar
+
+import pytest
+
+from flowcore.builder import Flow
+from flowcore.clock import now_ms
+from flowcore.driver.controller import run_flow
+from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.settings import Settings
+
+
+class DownDatabase(SourceProcessor):
+    """A source querying a database that is down: each trigger fails and yields, in the task
+    reading its work (ExecuteSQL without input) or in its listing (QueryDatabaseTable)."""
+
+    unbounded = True
+    where: ClassVar[str] = "read"
+    #: when each trigger ran (epoch ms): the tests run tasks in-process (the direct runner)
+    triggers: ClassVar[list[int]] = []
+
+    def list_work(self, context, state):  # type: ignore[no-untyped-def]
+        if self.where == "listing":
+            DownDatabase.triggers.append(now_ms())
+            context.yield_()
+            return WorkListing((), state)
+        return WorkListing([WorkItem("query")], state)
+
+    def read_work(self, context, session, item):  # type: ignore[no-untyped-def]
+        DownDatabase.triggers.append(now_ms())
+        context.yield_()
+
+
+def _run(tmp_path: Path, where: str, yield_duration: str, **options: object) -> list[int]:
+    DownDatabase.where = where
+    DownDatabase.triggers = []
+    flow = Flow("down")
+    query = flow.add(DownDatabase(), name="query", yield_duration=yield_duration)
+    flow.auto_terminate(query, "success")
+    continuous = "should_stop" in options
+    stop = options.pop("should_stop", None)
+    settings = Settings(sync=False, parallelism=1, poll_interval="0 sec", **options)  # type: ignore[arg-type]
+    run_flow(
+        flow,
+        "direct",
+        repository=tmp_path / "repo",
+        settings=settings,
+        continuous=continuous,
+        should_stop=stop,  # type: ignore[arg-type]
+    )
+    return DownDatabase.triggers
+
+
+@pytest.mark.parametrize("where", ["read", "listing"])
+def test_a_continuous_run_triggers_a_yielding_source_once_per_yield_duration(
+    tmp_path: Path, where: str
+) -> None:
+    """Polling without pause, a source that yields each time (in its task or its listing) is
+    triggered again only once its 200 ms Yield Duration is over, not every micro-batch."""
+    started = time.monotonic()
+    triggers = _run(tmp_path, where, "200 ms", should_stop=lambda: time.monotonic() - started > 0.7)
+    elapsed_ms = (time.monotonic() - started) * 1000
+    assert 2 <= len(triggers) <= elapsed_ms / 200 + 1
+    assert all(b - a >= 200 for a, b in itertools.pairwise(triggers))
+
+
+def test_a_batch_run_waits_out_a_yield_for_its_remaining_triggers_and_ends(
+    tmp_path: Path,
+) -> None:
+    """A batch run still triggers an unbounded source unbounded_source_batches times, each after
+    the yield before it, and then ends."""
+    triggers = _run(tmp_path, "read", "100 ms", unbounded_source_batches=3)
+    assert len(triggers) == 3
+    assert all(b - a >= 100 for a, b in itertools.pairwise(triggers))
+
+
+def test_a_batch_run_ends_at_once_when_a_yielding_source_has_no_triggers_left(
+    tmp_path: Path,
+) -> None:
+    """With one trigger (the default) the batch run does not wait out an hour's yield: it
+    returns (its return is the check), having triggered the source once."""
+    assert len(_run(tmp_path, "read", "1 hour")) == 1
