@@ -145,21 +145,29 @@ def test_kill_9_lists_fetches_deletes_and_writes_each_file_once(tmp_path: Path) 
 def test_kill_9_tracking_entities_lists_each_file_once(tmp_path: Path) -> None:
     """Tracking Entities, files left in place: killed at random moments, then rerun, every file
     is written once and fetched and sent once; a further run lists nothing."""
+    reference = tmp_path / "reference"
+    _workdir(reference, FLOW_ENTITIES)
+    started = time.monotonic()
+    _, err = _run(reference).communicate(timeout=120)
+    duration = time.monotonic() - started  # a whole run: kills are drawn within it
     crashed = tmp_path / "crashed"
     expected = _workdir(crashed, FLOW_ENTITIES)
     rng = random.Random(5)
     killed = 0
-    for _ in range(10):
+    partial = 0  # kills that left some files written, not all: mid-run, past the start-up
+    for _ in range(16):
         process = _run(crashed)
-        time.sleep(rng.uniform(0.5, 4.0))
+        time.sleep(rng.uniform(0.3, duration * 0.9))
         if process.poll() is not None:
             continue
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=60)
         killed += 1
-        if killed == 3:
+        partial += 0 < len(list((crashed / "out").iterdir())) < FILES
+        if killed >= 3 and partial:
             break
     assert killed >= 2, f"only {killed} runs were still going when killed"
+    assert partial, "no kill landed while the files were being written"
     for _ in range(2):  # the rerun finishes the listing; the next one finds nothing new
         final = _run(crashed)
         _, err = final.communicate(timeout=120)
