@@ -308,12 +308,15 @@ class ConsumeKafka(SourceProcessor):
         to its start: the committed offset is the old topic's.
         """
         restored = dict(state)
+        remade: dict[str, int] = {}  # a re-made topic's partition -> its lowest unread start
         for item in items:
             topic = item.payload["topic"]
             key = f"{topic}:{item.payload['partition']}"
             kept = committed.get(id_key(topic))
             if kept is not None and kept != state.get(id_key(topic)):
-                restored[key] = str(item.payload["start"])
+                start = int(item.payload["start"])
+                remade[key] = min(start, remade.get(key, start))
+                restored[key] = str(remade[key])
             else:
                 restored[key] = committed.get(key, str(item.payload["start"]))
         return restored

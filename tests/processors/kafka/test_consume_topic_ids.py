@@ -143,6 +143,23 @@ def test_an_unread_range_of_a_topic_made_again_is_put_back_to_its_start():
     assert restored == {"a:0": "0", id_key("a"): "NEW", "b:0": "7:0", id_key("b"): "B"}
 
 
+def test_two_unread_ranges_of_a_topic_made_again_go_back_to_the_first_ones_start():
+    """One micro-batch listed two ranges of one partition of a re-made topic and read neither:
+    the partition returns to the lower start whatever their order (the later start skipped
+    messages 0-99 for good)."""
+    from flowcore.processor_kinds import WorkItem
+
+    committed = {"t:0": "5:0", id_key("t"): "OLD"}
+    state = {"t:0": "200:0", id_key("t"): "NEW"}
+    items = [
+        WorkItem("t:0@0", {"topic": "t", "partition": 0, "start": 0, "end": 100}),
+        WorkItem("t:0@100", {"topic": "t", "partition": 0, "start": 100, "end": 200}),
+    ]
+    for order in (items, items[::-1]):
+        restored = ConsumeKafka().requeue_work(state, order, committed)
+        assert restored == {"t:0": "0", id_key("t"): "NEW"}
+
+
 def test_topic_ids_unanswered_warn_and_are_not_asked_again_for_a_while():
     """Brokers that do not answer the ID request within the timeout give no IDs (positions read
     on, unchecked) and a warning saying so; the next listings do not wait for them again."""
