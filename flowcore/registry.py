@@ -63,6 +63,7 @@ BUILTIN_SERVICES: LazyTypes[type[ControllerService]] = LazyTypes(
         "DBCPConnectionPool": "processors.sql.dbcp",
         "AWSCredentialsProviderControllerService": "processors.aws.credentials",
         "StandardS3EncryptionService": "processors.aws.encryption",
+        "StandardFileResourceService": "processors.file_resource",
         **RECORD_SERVICES.modules,
         **LOOKUP_SERVICES.modules,
     }

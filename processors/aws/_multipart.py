@@ -18,6 +18,13 @@ encryption, which S3 fixes when the upload is created; for SSE-C the key's MD5, 
 and parts S3 still lists with the ETags saved. Otherwise the old upload is aborted and the
 content sent anew.
 
+With Resource Transfer Source ``File Resource Service`` the bytes sent are a local file's (a
+:class:`~processors.file_resource.FileResource`), not the FlowFile's: the part digests are the
+file's, and the settings digest also covers the file's path and identity (size, modification
+time, inode), so a file rewritten, replaced or touched between attempts starts the upload over.
+A file that changes while its parts are sent fails the FlowFile before the upload is completed
+(nothing mixed is ever made visible): the upload is aborted and its state removed.
+
 The object itself appears in the bucket whole or not at all (S3 makes it visible on
 CompleteMultipartUpload), under a deterministic key: the exactly-once-by-key guarantee of
 single PUTs holds. Uploads a crash left behind and nobody resumes (the FlowFile went
@@ -41,6 +48,8 @@ from collections.abc import Mapping
 from typing import Any
 
 import attrs
+
+from processors.file_resource import FileChangedError, FileResource
 
 __all__ = ["MultipartState", "StateStore", "age_off", "settings_digest", "upload_multipart"]
 
@@ -194,14 +203,19 @@ class StateStore:
         return 1
 
 
-def settings_digest(extra: Mapping[str, Any], part_extra: Mapping[str, Any]) -> str:
-    """A digest of an upload's CreateMultipartUpload and UploadPart arguments.
+def settings_digest(
+    extra: Mapping[str, Any], part_extra: Mapping[str, Any], file: FileResource | None = None
+) -> str:
+    """A digest of an upload's CreateMultipartUpload and UploadPart arguments (and its file).
 
     S3 fixes the object's settings (content type, metadata, tags, ACL, encryption) when the
     upload is created: resuming under other settings would complete an object with the first
-    attempt's. SSE-C's key enters as its MD5 (as S3 is sent it), never itself.
+    attempt's. SSE-C's key enters as its MD5 (as S3 is sent it), never itself. With a *file*
+    source, its path and identity enter too: a file changed since the upload began starts over.
     """
     shown: dict[str, Any] = {}
+    if file is not None:
+        shown["source.file"] = [file.path, *file.identity]
     for prefix, args in (("create", extra), ("part", part_extra)):
         for name, value in args.items():
             shown[f"{prefix}.{name}"] = _shown(name, value)
@@ -268,10 +282,17 @@ def _digest(stream: Any, count: int) -> tuple[str, int]:
     return digest.hexdigest(), count - left
 
 
-def _same_content(session: Any, flowfile: Any, state: MultipartState) -> bool:
+def _open(session: Any, flowfile: Any, file: FileResource | None) -> Any:
+    """The bytes to send: the file's when there is one, else the FlowFile's content."""
+    return file.open() if file is not None else session.read(flowfile)
+
+
+def _same_content(
+    session: Any, flowfile: Any, state: MultipartState, file: FileResource | None = None
+) -> bool:
     """Whether the content starts with the parts *state* sent (each part's SHA-256)."""
     sent = 0
-    with session.read(flowfile) as src:
+    with _open(session, flowfile, file) as src:
         for expected in state.part_digests:
             digest, count = _digest(src, state.part_size)
             if digest != expected:
@@ -285,7 +306,7 @@ _GONE = "S3 no longer has the upload"
 
 def _why_not_resumable(  # noqa: PLR0917 (the upload and what it is checked against)
     client: Any, session: Any, flowfile: Any, state: MultipartState, bucket: str, key: str,
-    size: int, settings: str,
+    size: int, settings: str, file: FileResource | None = None,
 ) -> str | None:  # fmt: skip
     """Why *state* cannot be resumed, None when it can (the cheap checks first)."""
     if not state.upload_id:
@@ -293,7 +314,7 @@ def _why_not_resumable(  # noqa: PLR0917 (the upload and what it is checked agai
     if state.content_length != size:
         return f"the content is {size} bytes, the upload's {state.content_length}"
     if state.settings_digest != settings:
-        return "the object's settings (type, metadata, tags, ACL, encryption) changed"
+        return "the object's settings (type, metadata, tags, ACL, encryption) or file changed"
     if len(state.part_digests) != len(state.parts):
         return "it holds no digest of the content sent"
     listed = _listed_parts(client, bucket, key, state.upload_id)
@@ -301,20 +322,20 @@ def _why_not_resumable(  # noqa: PLR0917 (the upload and what it is checked agai
         return _GONE
     if any(listed.get(number) != etag.strip('"') for number, etag in state.parts):
         return "S3 lists other parts than the state saved"
-    if not _same_content(session, flowfile, state):
+    if not _same_content(session, flowfile, state, file):
         return "the content differs from the bytes already sent"
     return None
 
 
 def _resumable(  # noqa: PLR0917
     client: Any, session: Any, flowfile: Any, store: StateStore, cache_key: str, bucket: str,
-    key: str, size: int, settings: str,
+    key: str, size: int, settings: str, file: FileResource | None = None,
 ) -> MultipartState | None:  # fmt: skip
     """The saved state if it can be resumed; else None, its upload aborted, its state gone."""
     state = store.load(cache_key)
     if state is None:
         return None
-    why = _why_not_resumable(client, session, flowfile, state, bucket, key, size, settings)
+    why = _why_not_resumable(client, session, flowfile, state, bucket, key, size, settings, file)
     if why is None:
         _LOG.info(
             "resuming multipart upload %s of s3://%s/%s at byte %d (%d parts sent)",
@@ -331,7 +352,7 @@ def _resumable(  # noqa: PLR0917
 def upload_multipart(  # noqa: PLR0917 (the upload's parts, as NiFi's)
     client: Any, session: Any, flowfile: Any, bucket: str, key: str, extra: dict[str, Any],
     part_size: int, *, part_extra: dict[str, Any] | None = None,
-    store: StateStore | None = None, cache_key: str = "",
+    store: StateStore | None = None, cache_key: str = "", file: FileResource | None = None,
 ) -> dict[str, Any]:  # fmt: skip
     """A multipart upload in parts of *part_size* bytes, one in memory at a time.
 
@@ -339,16 +360,23 @@ def upload_multipart(  # noqa: PLR0917 (the upload's parts, as NiFi's)
     is for the same content and settings, and saves it after each part (see the module
     docstring). Without one, an upload that fails part way is aborted. With one, an S3 error
     leaves the upload and its state for the retry to resume (as NiFi); the age-off removes it
-    if no retry comes.
+    if no retry comes. With a *file*, its bytes are sent instead of the FlowFile's content;
+    a file changed while sent aborts the upload before it is completed.
+
+    Raises:
+        FileChangedError: *file* changed (or went) since it was found.
 
     Returns:
         CompleteMultipartUpload's response, with ``UploadId`` and ``Resumed`` (parts skipped).
     """
     part_extra = part_extra or {}
-    size = int(getattr(flowfile, "size", 0) or 0) if flowfile is not None else 0
-    settings = settings_digest(extra, part_extra)
+    if file is not None:
+        size = file.size
+    else:
+        size = int(getattr(flowfile, "size", 0) or 0) if flowfile is not None else 0
+    settings = settings_digest(extra, part_extra, file)
     state = (
-        _resumable(client, session, flowfile, store, cache_key, bucket, key, size, settings)
+        _resumable(client, session, flowfile, store, cache_key, bucket, key, size, settings, file)
         if store
         else None
     )
@@ -363,14 +391,21 @@ def upload_multipart(  # noqa: PLR0917 (the upload's parts, as NiFi's)
             state = store.save(cache_key, state)
     try:
         state = _send_parts(
-            client, session, flowfile, bucket, key, state, part_extra, store, cache_key
+            client, session, flowfile, bucket, key, state, part_extra, store, cache_key, file
         )
+        if file is not None:
+            file.check_unchanged()  # before S3 makes the object visible
         parts = [{"ETag": etag, "PartNumber": number} for number, etag in state.parts]
         result = dict(
             client.complete_multipart_upload(
                 Bucket=bucket, Key=key, UploadId=state.upload_id, MultipartUpload={"Parts": parts}
             )
         )
+    except FileChangedError:
+        _abort_quietly(client, bucket, key, state.upload_id)
+        if store is not None:
+            store.remove(cache_key)
+        raise
     except BaseException:
         if store is None:
             with contextlib.suppress(Exception):  # the first error is the one to report
@@ -386,9 +421,10 @@ def upload_multipart(  # noqa: PLR0917 (the upload's parts, as NiFi's)
 def _send_parts(  # noqa: PLR0917
     client: Any, session: Any, flowfile: Any, bucket: str, key: str, state: MultipartState,
     part_extra: dict[str, Any], store: StateStore | None, cache_key: str,
+    file: FileResource | None = None,
 ) -> MultipartState:  # fmt: skip
     """Upload the parts after *state*'s position; the state after the last one."""
-    with session.read(flowfile) as src:
+    with _open(session, flowfile, file) as src:
         _skip(src, state.position)
         while True:
             data = _read_exactly(src, state.part_size)

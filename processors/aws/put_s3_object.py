@@ -7,6 +7,14 @@ task, before the write-ahead log commit (at-least-once toward S3, idempotent by 
 is saved locally after each part, so the replayed FlowFile resumes the upload where the crash
 left it, and uploads nobody resumes are aborted by the Multipart Upload AgeOff
 (:mod:`processors.aws._multipart`).
+
+Resource Transfer Source (NiFi 2): ``File Resource Service`` sends the local file a
+StandardFileResourceService names for the FlowFile instead of its content, which is left as
+it is (:mod:`processors.file_resource`). The file's size chooses between one PUT and a
+multipart upload (NiFi compares the FlowFile's size, which for a FlowFile that only names a
+large file would send it in one PUT, past S3's 5 GB limit). The file is sent as found: one
+changed while it is sent fails the FlowFile, and a multipart upload of it resumes only if it
+is unchanged since the upload began.
 """
 
 from __future__ import annotations
@@ -30,6 +38,13 @@ from flowcore.validators import (
 from processors.aws import _multipart, _s3
 from processors.aws._multipart import upload_multipart
 from processors.aws.fetch_s3_object import _is_s3_error
+from processors.file_resource import (
+    FILE_RESOURCE_SERVICE,
+    RESOURCE_TRANSFER_SOURCE,
+    FileResource,
+    FileResourceError,
+    file_resource,
+)
 
 __all__ = ["PutS3Object", "upload_multipart"]
 
@@ -170,8 +185,8 @@ class PutS3Object(Processor):
     """Writes the contents of a FlowFile as an S3 Object (NiFi's PutS3Object).
 
     Content up to Multipart Threshold goes in one PUT (from memory up to 8 MiB, else spooled
-    to a temporary file); above it, as a multipart upload in parts of Multipart Part Size (one
-    part in memory at a time). Dynamic properties become user metadata. A SEND event names
+    to a temporary file; a File Resource Service's file is sent from the file); above it, as
+    a multipart upload in parts of Multipart Part Size (one part in memory at a time). Dynamic properties become user metadata. A SEND event names
     ``s3://bucket/key``. Failures go to ``failure``, penalized, with NiFi's s3.* error
     attributes. See the module docstring for the delivery guarantee.
     """
@@ -179,8 +194,8 @@ class PutS3Object(Processor):
     BUCKET = _s3.BUCKET
     KEY = _s3.KEY
     property_descriptors: ClassVar = (
-        _s3.BUCKET, _s3.KEY, STORAGE_CLASS, _s3.ENCRYPTION_SERVICE, SERVER_SIDE_ENCRYPTION,
-        CONTENT_TYPE, CONTENT_DISPOSITION, CACHE_CONTROL, OBJECT_TAGS_PREFIX, REMOVE_TAG_PREFIX,
+        _s3.BUCKET, _s3.KEY, RESOURCE_TRANSFER_SOURCE, FILE_RESOURCE_SERVICE, STORAGE_CLASS,
+        _s3.ENCRYPTION_SERVICE, SERVER_SIDE_ENCRYPTION, CONTENT_TYPE, CONTENT_DISPOSITION, CACHE_CONTROL, OBJECT_TAGS_PREFIX, REMOVE_TAG_PREFIX,
         FULL_CONTROL_USER_LIST, READ_USER_LIST, READ_ACL_LIST, WRITE_ACL_LIST, CANNED_ACL,
         *_s3.COMMON, MULTIPART_THRESHOLD, MULTIPART_PART_SIZE, AGEOFF_INTERVAL, MAX_AGE,
         MULTIPART_TEMP_DIR, USE_CHUNKED_ENCODING,
@@ -244,6 +259,8 @@ class PutS3Object(Processor):
         bucket, key = bucket or "", key or ""
         service = self._encryption_service(context, session)
         try:
+            resource = file_resource(context, session, flowfile)
+            size = resource.size if resource is not None else flowfile.size
             extra = self._extra_args(context, flowfile, service)
             client = self._s3.get(context, session, flowfile)
             threshold = int(context.get_property(MULTIPART_THRESHOLD).as_data_size("B") or MAX_PUT)
@@ -253,8 +270,8 @@ class PutS3Object(Processor):
                 context.get_property(AGEOFF_INTERVAL).as_time_period("s") or 3600,
                 context.get_property(MAX_AGE).as_time_period("s") or 7 * 86400,
             )  # fmt: skip
-            if flowfile.size <= threshold:
-                result = self._put(client, session, flowfile, bucket, key, extra)
+            if size <= threshold:
+                result = self._put(client, session, flowfile, bucket, key, extra, resource)
                 result["_method"] = "putobject"
             else:
                 part = int(context.get_property(MULTIPART_PART_SIZE).as_data_size("B") or MAX_PUT)
@@ -262,11 +279,13 @@ class PutS3Object(Processor):
                 result = upload_multipart(
                     client, session, flowfile, bucket, key, _request_args(extra), part,
                     part_extra=service.part_args() if service is not None else {},
-                    store=store, cache_key=cache_key,
+                    store=store, cache_key=cache_key, file=resource,
                 )  # fmt: skip
                 result["_method"] = "multipartupload"
         except Exception as error:
-            if not (_is_s3_error(error) or isinstance(error, BadFlowFileSetting)):
+            if not (
+                _is_s3_error(error) or isinstance(error, BadFlowFileSetting | FileResourceError)
+            ):
                 raise
             context.logger.error(
                 "Failed to put %s to Amazon S3 bucket %s key %s; routing to failure: %s",
@@ -342,11 +361,22 @@ class PutS3Object(Processor):
         return extra
 
     @staticmethod
-    def _put(  # noqa: PLR0917 (the upload's six parts)
+    def _put(  # noqa: PLR0917 (the upload's parts)
         client: Any, session: ProcessSession, flowfile: Any, bucket: str, key: str,
-        extra: dict[str, Any],
+        extra: dict[str, Any], resource: FileResource | None = None,
     ) -> dict[str, Any]:  # fmt: skip
-        """One PUT: from memory when small, else from a spooled temporary file."""
+        """One PUT: from memory when small, else from a spooled temporary file, or the file.
+
+        Raises:
+            FileChangedError: the file changed while it was sent (the retry sends it again).
+        """
+        if resource is not None:
+            with resource.open() as src:
+                result = dict(
+                    client.put_object(Bucket=bucket, Key=key, Body=src, **_request_args(extra))
+                )
+            resource.check_unchanged()
+            return result
         with (
             tempfile.SpooledTemporaryFile(max_size=IN_MEMORY) as spool,
             session.read(flowfile) as src,
