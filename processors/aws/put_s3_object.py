@@ -186,16 +186,18 @@ class PutS3Object(Processor):
 
     Content up to Multipart Threshold goes in one PUT (from memory up to 8 MiB, else spooled
     to a temporary file; a File Resource Service's file is sent from the file); above it, as
-    a multipart upload in parts of Multipart Part Size (one part in memory at a time). Dynamic properties become user metadata. A SEND event names
-    ``s3://bucket/key``. Failures go to ``failure``, penalized, with NiFi's s3.* error
-    attributes. See the module docstring for the delivery guarantee.
+    a multipart upload in parts of Multipart Part Size (one part in memory at a time). Dynamic
+    properties become user metadata. A SEND event names ``s3://bucket/key``. Failures go to
+    ``failure``, penalized, with NiFi's s3.* error attributes. See the module docstring for
+    the delivery guarantee.
     """
 
     BUCKET = _s3.BUCKET
     KEY = _s3.KEY
     property_descriptors: ClassVar = (
         _s3.BUCKET, _s3.KEY, RESOURCE_TRANSFER_SOURCE, FILE_RESOURCE_SERVICE, STORAGE_CLASS,
-        _s3.ENCRYPTION_SERVICE, SERVER_SIDE_ENCRYPTION, CONTENT_TYPE, CONTENT_DISPOSITION, CACHE_CONTROL, OBJECT_TAGS_PREFIX, REMOVE_TAG_PREFIX,
+        _s3.ENCRYPTION_SERVICE, SERVER_SIDE_ENCRYPTION, CONTENT_TYPE, CONTENT_DISPOSITION,
+        CACHE_CONTROL, OBJECT_TAGS_PREFIX, REMOVE_TAG_PREFIX,
         FULL_CONTROL_USER_LIST, READ_USER_LIST, READ_ACL_LIST, WRITE_ACL_LIST, CANNED_ACL,
         *_s3.COMMON, MULTIPART_THRESHOLD, MULTIPART_PART_SIZE, AGEOFF_INTERVAL, MAX_AGE,
         MULTIPART_TEMP_DIR, USE_CHUNKED_ENCODING,
