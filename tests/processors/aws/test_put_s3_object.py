@@ -400,3 +400,182 @@ def test_processor_resumes_multipart_upload_after_a_crash(
     assert s3.get_object(Bucket=bucket, Key="big")["Body"].read() == data
     assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
     assert not [p for p in os.listdir(tmp_path) if "multipart" in p]
+
+
+def _file_source(runner: TestRunner, path_expression: str = "${file.path}") -> None:
+    """Resource Transfer Source: File Resource Service, naming a StandardFileResourceService."""
+    from processors.file_resource import StandardFileResourceService
+
+    runner.add_service(StandardFileResourceService("files", file_path=path_expression))
+    runner.set_property("Resource Transfer Source", "FILE_RESOURCE_SERVICE")
+    runner.set_property("File Resource Service", "files")
+
+
+def test_put_from_local_file(s3_endpoint: str, s3: Any, bucket: str, tmp_path: Any) -> None:
+    """The file's bytes are sent, the FlowFile's content untouched (NiFi's testPutFromLocalFile)."""
+    local = tmp_path / "local.bin"
+    local.write_bytes(b"the local file's bytes")
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    _file_source(runner)
+    runner.enqueue(b"listing entry", {"filename": "local.bin", "file.path": str(local)})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    out = runner.flowfiles_for("success")[0]
+    out.assert_content_equals(b"listing entry")
+    got = s3.get_object(Bucket=bucket, Key="local.bin")
+    assert got["Body"].read() == b"the local file's bytes"
+    out.assert_attribute_equals("s3.etag", got["ETag"].strip('"'))
+    out.assert_attribute_equals("s3.apimethod", "putobject")
+    assert [(e.event_type.name, e.transit_uri) for e in runner.provenance_events] == [
+        ("SEND", f"s3://{bucket}/local.bin")
+    ]
+
+
+def test_put_from_nonexistent_local_file_fails(
+    s3_endpoint: str, s3: Any, bucket: str, tmp_path: Any
+) -> None:
+    """A missing file: failure, penalized, NiFi's message (testPutFromNonExistentLocalFile)."""
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    _file_source(runner)
+    gone = tmp_path / "gone.bin"
+    runner.enqueue(b"x", {"filename": "gone.bin", "file.path": str(gone)})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    out = runner.flowfiles_for("failure")[0]
+    out.assert_attribute_equals(
+        "s3.errorMessage", f"Path does not exist or it is not a file: {gone}"
+    )
+    out.assert_attribute_equals("s3.exception", "processors.file_resource.FileResourceError")
+    assert out.is_penalized(runner.now())
+    assert s3.list_objects_v2(Bucket=bucket).get("Contents", []) == []
+    assert "SEND" not in [e.event_type.name for e in runner.provenance_events]
+
+
+def test_file_resource_service_required_only_for_file_source() -> None:
+    """File Resource Service is required when, and only when, the source is that service."""
+    runner = _runner("http://127.0.0.1:9", Bucket="b")  # validation only: never called
+    runner.assert_valid()
+    runner.set_property("Resource Transfer Source", "FILE_RESOURCE_SERVICE")
+    assert [p.subject for p in runner.validation_problems()] == ["File Resource Service"]
+    _file_source(runner)
+    runner.assert_valid()
+    assert not runner.set_property("Resource Transfer Source", "LOCAL_FILE").valid
+
+
+def _multipart_file_runner(s3_endpoint: str, bucket: str, state_dir: Any) -> TestRunner:
+    runner = TestRunner(_SmallPartsPut())
+    configure(
+        runner, s3_endpoint, Bucket=bucket, **{
+            "Multipart Threshold": "5 MB", "Multipart Part Size": "5 MB",
+            "Multipart Upload Max Age Threshold": "36500 days",  # moto dates uploads 2010
+            "Temporary Directory Multipart State": str(state_dir),
+        },
+    )  # fmt: skip
+    _file_source(runner)
+    return runner
+
+
+def _crash_part(monkeypatch: pytest.MonkeyPatch, number: int, then: Any = None) -> list[int]:
+    """UploadPart numbers sent; the first part *number* dies (after *then*, if given)."""
+    from botocore.client import BaseClient
+
+    parts: list[int] = []
+    real = BaseClient._make_api_call
+
+    def crash(self: Any, operation: str, params: dict[str, Any]) -> Any:
+        if operation == "UploadPart":
+            parts.append(params["PartNumber"])
+            if params["PartNumber"] == number and parts.count(number) == 1:
+                if then is None:
+                    msg = "the task dies here"
+                    raise RuntimeError(msg)
+                then()
+        return real(self, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", crash)
+    return parts
+
+
+def test_multipart_from_local_file_resumes_or_starts_over(
+    s3_endpoint: str, s3: Any, bucket: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The file's size picks multipart; a crash resumes on the same file, restarts on a new one."""
+    local = tmp_path / "big.bin"
+    first = os.urandom(3 << 20) * 4  # 12 MiB: parts of 5, 5 and 2 MiB
+    local.write_bytes(first)
+    parts = _crash_part(monkeypatch, 3)
+    runner = _multipart_file_runner(s3_endpoint, bucket, tmp_path / "state")
+    runner.enqueue(b"small", {"filename": "big", "file.path": str(local)})
+    with pytest.raises(RuntimeError, match="dies here"):
+        runner.run()
+    upload = s3.list_multipart_uploads(Bucket=bucket)["Uploads"][0]["UploadId"]
+    runner.advance_time(3600)
+    runner.run()  # the same file: part 3 only
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert parts == [1, 2, 3, 3]
+    out = runner.flowfiles_for("success")[0]
+    out.assert_attribute_equals("s3.uploadId", upload)
+    out.assert_content_equals(b"small")
+    assert s3.get_object(Bucket=bucket, Key="big")["Body"].read() == first
+
+    parts.clear()
+    runner.clear_transfer_state()
+    runner.enqueue(b"small", {"filename": "big", "file.path": str(local)})
+    with pytest.raises(RuntimeError, match="dies here"):
+        runner.run()
+    second = first[: 10 << 20] + os.urandom(2 << 20)  # parts 1 and 2 alike, the file rewritten
+    local.write_bytes(second)
+    runner.advance_time(3600)
+    runner.run()  # another file: starts over, the old upload aborted
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert parts == [1, 2, 3, 1, 2, 3]
+    assert s3.get_object(Bucket=bucket, Key="big")["Body"].read() == second
+    assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+
+
+def test_file_changed_while_sent_fails_before_the_object_appears(
+    s3_endpoint: str, s3: Any, bucket: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file appended to between parts: failure, the upload aborted, no object, no state."""
+    local = tmp_path / "growing.bin"
+    local.write_bytes(os.urandom(6 << 20))
+
+    def append() -> None:
+        with open(local, "ab") as handle:
+            handle.write(b"more")
+
+    _crash_part(monkeypatch, 2, then=append)
+    runner = _multipart_file_runner(s3_endpoint, bucket, tmp_path / "state")
+    runner.enqueue(b"x", {"filename": "growing", "file.path": str(local)})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    message = runner.flowfiles_for("failure")[0].attributes["s3.errorMessage"]
+    assert message.startswith(f"File changed while it was being sent: {local}")
+    assert s3.list_objects_v2(Bucket=bucket).get("Contents", []) == []
+    assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+    assert os.listdir(tmp_path / "state") == []
+
+
+def test_file_changed_during_a_single_put_fails(
+    s3_endpoint: str, s3: Any, bucket: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file rewritten while its one PUT is sent: failure naming it (the retry sends it anew)."""
+    from botocore.client import BaseClient
+
+    local = tmp_path / "small.bin"
+    local.write_bytes(b"first")
+    real = BaseClient._make_api_call
+
+    def rewrite_during_put(self: Any, operation: str, params: dict[str, Any]) -> Any:
+        if operation == "PutObject":
+            local.write_bytes(b"second!")
+        return real(self, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", rewrite_during_put)
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    _file_source(runner)
+    runner.enqueue(b"x", {"filename": "small", "file.path": str(local)})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    message = runner.flowfiles_for("failure")[0].attributes["s3.errorMessage"]
+    assert message.startswith(f"File changed while it was being sent: {local}")
