@@ -34,6 +34,7 @@ from flowcore.errors import ConfigurationError
 
 __all__ = [
     "MASK",
+    "MIN_MASKED_LENGTH",
     "SENSITIVE_ALONE",
     "Parameter",
     "ParameterContext",
@@ -51,6 +52,9 @@ __all__ = [
 
 #: What a sensitive value shows as, wherever it would be printed.
 MASK = "********"
+#: Secrets shorter than this are not masked in text: a password "a" would mask every "a" of
+#: every log line and message (validation warns about them instead, see ``short_secrets``).
+MIN_MASKED_LENGTH = 4
 #: NiFi's parameter names: letters, digits, spaces, ``-``, ``_`` and ``.``.
 _NAME = re.compile(r"[A-Za-z0-9 ._-]+")
 
@@ -645,8 +649,13 @@ SENSITIVE_ALONE = (
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
-    """*text* with every occurrence of each secret replaced by :data:`MASK`."""
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+    """*text* with every occurrence of each secret replaced by :data:`MASK`.
+
+    Secrets shorter than :data:`MIN_MASKED_LENGTH` are left: masking them everywhere would
+    garble every message ("*" for each "a"), and validation warns that they are not masked.
+    """
+    kept = (s for s in secrets if len(s) >= MIN_MASKED_LENGTH)
+    for secret in sorted(kept, key=len, reverse=True):
         text = text.replace(str.__str__(secret), MASK)
     return text
 

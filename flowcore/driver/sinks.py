@@ -31,6 +31,7 @@ action is handed over, each processor may undo what uncommitted attempts left ou
 from __future__ import annotations
 
 import json
+import functools
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -51,6 +52,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import SinkJobs, TwoPhaseSink
 from flowcore.runners.jobs import Runner
+from flowcore.service_order import secrets_with_services
 from flowcore.session.host import AfterCommitAction
 from repositories.effects import EffectReport, carry_out, release_targets, retries, sweep
 from repositories.records import Bulletin, Finding, Transaction
@@ -98,6 +100,8 @@ class Sinks:
     ) -> None:
         self.members = [m for plan in plans for m in plan.members if m.kind is ProcessorKind.SINK]
         self._all = {m.component_id: m for plan in plans for m in plan.members}
+        #: component id -> the services its stage ships (their secrets are masked in its logs)
+        self._services = {m.component_id: p.services for p in plans for m in p.members}
         self.repos = repositories
         self.runner = runner
         self._context_of = context_of
@@ -114,6 +118,12 @@ class Sinks:
             self._report_actions,
             budget_seconds=after_commit_budget,
         )
+
+    def _secrets(self, member: MemberPlan) -> Callable[[], list[str]]:
+        """What *member*'s messages must not show: its secrets and its services' (see
+        :func:`~flowcore.service_order.secrets_with_services`)."""
+        services = self._services.get(member.component_id, {})
+        return functools.partial(secrets_with_services, member.processor, services)
 
     def _sink(self, member: MemberPlan) -> TwoPhaseSink:
         processor = member.processor
@@ -306,7 +316,7 @@ class Sinks:
                     [Bulletin(now_ms(), component_id, component_id, "WARNING", problem)]
                 )
             raise AfterCommitRetry(problem)
-        with redacting(member.processor.sensitive_values):
+        with redacting(self._secrets(member)):
             member.processor.run_after_commit_actions(self._context_of(member), payloads)
 
     def _report_actions(self, component_id: str, error: BaseException, count: int) -> None:
@@ -317,7 +327,7 @@ class Sinks:
         """An error bulletin saying what *component_id* could not do."""
         member = self._all.get(component_id)
         name = component_id if member is None else member.name or member.type_name
-        secrets = [] if member is None else member.processor.sensitive_values()
+        secrets = [] if member is None else self._secrets(member)()
         problem = redact(f"{name} could not {what}: {type(error).__name__}: {error}", secrets)
         if secrets:  # the traceback repeats the error's text: masked as well
             LOG.error("%s\n%s", problem, redact("".join(format_exception(error)), secrets))
@@ -348,7 +358,7 @@ class Sinks:
                 continue
             committed = self.repos.flowfiles.state(member.component_id)
             sink = self._sink(member)
-            with redacting(member.processor.sensitive_values):
+            with redacting(self._secrets(member)):
                 states[member.component_id] = dict(
                     sink.commit(self._context_of(member), messages, committed, self._jobs())
                 )
