@@ -47,6 +47,7 @@ __all__ = [
     "redact",
     "reference_problem",
     "secrets_of",
+    "sole_reference",
     "substitute_parameters",
 ]
 
@@ -658,6 +659,16 @@ def redact(text: str, secrets: Iterable[str]) -> str:
     for secret in sorted(kept, key=len, reverse=True):
         text = text.replace(str.__str__(secret), MASK)
     return text
+
+
+def sole_reference(value: str) -> bool:
+    """Whether *value* is one parameter reference and nothing else (``#{name}``).
+
+    The only form a sensitive property's value may be written in (NiFi's rule): an export or a
+    flow file writes such a value, and leaves out any other, which would hold a secret in clear
+    (``#{user}hunter2``).
+    """
+    return value.startswith("#{") and value.endswith("}") and value.count("#{") == 1
 
 
 def secrets_of(values: Mapping[str, object]) -> list[str]:

@@ -469,7 +469,7 @@ def parameter_problems(
         descriptor = resolve(name)
         label = descriptor.display_name if descriptor is not None else name
         sensitive = descriptor is not None and descriptor.sensitive
-        value = raw[name]
+        value = MASK if sensitive else raw[name]  # NiFi shows a sensitive value as ********
         for parameter in names:
             why = reference_problem(parameter, parameters, sensitive_property=sensitive)
             if why is not None:
