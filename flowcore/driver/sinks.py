@@ -30,8 +30,8 @@ action is handed over, each processor may undo what uncommitted attempts left ou
 
 from __future__ import annotations
 
-import json
 import functools
+import json
 import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -120,8 +120,7 @@ class Sinks:
         )
 
     def _secrets(self, member: MemberPlan) -> Callable[[], list[str]]:
-        """What *member*'s messages must not show: its secrets and its services' (see
-        :func:`~flowcore.service_order.secrets_with_services`)."""
+        """What *member*'s messages must not show: its secrets and its services'."""
         services = self._services.get(member.component_id, {})
         return functools.partial(secrets_with_services, member.processor, services)
 

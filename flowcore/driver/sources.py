@@ -87,8 +87,7 @@ class SourceLister:
         self._yielded_until: dict[str, int] = {}
 
     def _secrets(self, member: MemberPlan) -> Callable[[], list[str]]:
-        """What *member*'s messages must not show: its secrets and its services' (see
-        :func:`~flowcore.service_order.secrets_with_services`)."""
+        """What *member*'s messages must not show: its secrets and its services'."""
         services = self._services.get(member.component_id, {})
         return functools.partial(secrets_with_services, member.processor, services)
 
