@@ -194,7 +194,7 @@ class _ToBulletins(logging.Handler):
 
 
 #: The secrets of the processor running in this context (a member's task, or the driver
-#: listing for it): what :class:`_MaskingFactory` masks in every record made here.
+#: listing for it): what :func:`_masking_factory` masks in every record made here.
 _SECRETS: contextvars.ContextVar[Callable[[], list[str]] | None] = contextvars.ContextVar(
     "flowcore_processor_secrets", default=None
 )
@@ -202,24 +202,25 @@ _SECRETS: contextvars.ContextVar[Callable[[], list[str]] | None] = contextvars.C
 _FORMATTER = logging.Formatter()
 
 
-class _MaskingFactory:
-    """A log record factory masking the running processor's secrets, around the one before it.
+def _masking_factory(made: Callable[..., logging.LogRecord]) -> Callable[..., logging.LogRecord]:
+    """A log record factory masking the running processor's secrets, around *made*.
 
     Masking where the record is made, not in a handler, covers every logger and handler order
     (a handler on a child logger runs before one on ``flowcore.processors``). The traceback is
     formatted and masked into ``exc_text`` and ``exc_info`` cleared, as a formatter would write
-    it later from the exception unmasked; the stack likewise.
+    it later from the exception unmasked; the stack likewise. A closure, not an object's
+    ``__call__``: a record made where no processor runs pays one context-variable read.
     """
 
-    def __init__(self, made: Callable[..., logging.LogRecord]) -> None:
-        self.made = made
-
-    def __call__(self, *args: object, **kwargs: object) -> logging.LogRecord:
-        record = self.made(*args, **kwargs)
+    def make(*args: object, **kwargs: object) -> logging.LogRecord:
+        record = made(*args, **kwargs)
         secrets = _SECRETS.get()
         if secrets is not None:
             _mask(record, secrets())
         return record
+
+    make.flowcore_masking = True  # type: ignore[attr-defined]
+    return make
 
 
 def _mask(record: logging.LogRecord, secrets: list[str]) -> None:
@@ -295,8 +296,8 @@ def _install() -> None:
     if not any(isinstance(h, _ToBulletins) for h in parent.handlers):
         parent.addHandler(_ToBulletins(BULLETIN_LEVEL))
     made = logging.getLogRecordFactory()
-    if not isinstance(made, _MaskingFactory):
-        logging.setLogRecordFactory(_MaskingFactory(made))
+    if not getattr(made, "flowcore_masking", False):
+        logging.setLogRecordFactory(_masking_factory(made))
 
 
 @contextlib.contextmanager
