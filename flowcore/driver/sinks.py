@@ -141,7 +141,8 @@ class Sinks:
         self._continuous = continuous
         for member in self.members:
             state = self.repos.flowfiles.state(member.component_id)
-            self._sink(member).publish(self._context_of(member), state)
+            with redacting(self._secrets(member)):
+                self._sink(member).publish(self._context_of(member), state)
         committed = self.committed_effects()
         self._waiting = True  # a previous run may have left refused publications
         self.carry_out(committed)
@@ -209,9 +210,10 @@ class Sinks:
             assert processor is not None
             component_id = member.component_id
             try:
-                processor.settle_after_commit_actions(
-                    self._context_of(member), list(pending.get(component_id, ()))
-                )
+                with redacting(self._secrets(member)):
+                    processor.settle_after_commit_actions(
+                        self._context_of(member), list(pending.get(component_id, ()))
+                    )
             except ConfigurationError as refused:
                 if plan is None:
                     raise  # the run cannot start so (a copied repository running): refused
@@ -289,7 +291,8 @@ class Sinks:
         for component_id in dict.fromkeys(a.component_id for a in actions):
             member = self._all.get(component_id)
             if member is not None and member.processor is not None:
-                self._context_of(member)
+                with redacting(self._secrets(member)):  # its on_scheduled may log
+                    self._context_of(member)
         self.actions.hand_over(actions, deadline=self._deadline)
 
     def _run_actions(self, component_id: str, payloads: Sequence[Mapping[str, Any]]) -> None:
@@ -368,7 +371,8 @@ class Sinks:
         for member in self.members:
             state = states.get(member.component_id)
             if state is not None:
-                self._sink(member).publish(self._context_of(member), state)
+                with redacting(self._secrets(member)):
+                    self._sink(member).publish(self._context_of(member), state)
                 self.reports[member.name] = state
 
     def end_of_run(self) -> None:
@@ -376,7 +380,8 @@ class Sinks:
         for member in self.members:
             committed = self.repos.flowfiles.state(member.component_id)
             sink = self._sink(member)
-            state = sink.end_of_run(self._context_of(member), committed, self._jobs())
+            with redacting(self._secrets(member)):
+                state = sink.end_of_run(self._context_of(member), committed, self._jobs())
             if state is None:
                 continue
             self.repos.flowfiles.commit(Transaction(state={member.component_id: dict(state)}))
@@ -399,7 +404,8 @@ class Sinks:
                 [Bulletin(now_ms(), "after-commit", "after-commit", "WARNING", problem)]
             )
         for member in self.members:
-            self._sink(member).release(self._context_of(member))
+            with redacting(self._secrets(member)):
+                self._sink(member).release(self._context_of(member))
 
 
 def _overrides(processor: object, method: str) -> bool:

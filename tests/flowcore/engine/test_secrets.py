@@ -93,6 +93,9 @@ class Lister(SourceProcessor):
     def read_work(self, context, session, item):  # type: ignore[no-untyped-def]
         raise AssertionError(item)
 
+    def on_stopped(self, context):  # type: ignore[no-untyped-def]
+        logging.getLogger("processors.lister").warning("stopped as %s", self.configured["Password"])
+
 
 def _flow() -> Flow:
     flow = Flow("secrets", parameters={"other": _sensitive_parameter()})
@@ -136,6 +139,7 @@ def test_no_secret_reaches_logs_bulletins_or_the_repository(
     assert "login refused" in caplog.text
     assert "logging in with ********" in caplog.text
     assert "listing as ********" in caplog.text
+    assert "stopped as ********" in caplog.text  # on the driver, by a module's logger
     for secret in SECRETS:
         assert secret not in shown
         assert _files_holding(repository, secret) == []
@@ -194,6 +198,9 @@ class Leaky(Processor):
         context.logger.warning("Transferring data at a rate of 5 rows/s")
         session.transfer(flowfile, "success")
 
+    def on_stopped(self, context):  # type: ignore[no-untyped-def]
+        logging.getLogger("processors.leaky").warning("stopped: %s", self.configured["Password"])
+
 
 def test_tracebacks_services_and_every_logger_lose_the_secrets(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
@@ -223,6 +230,7 @@ def test_tracebacks_services_and_every_logger_lose_the_secrets(
     assert "Stack (most recent call last)" in caplog.text
     assert "module logger: postgresql://u:********@h/db" in caplog.text
     assert "library: postgresql://u:********@h/db" in caplog.text
+    assert "stopped: ********" in caplog.text  # at the task's end, as it stops
     assert "Traceback" in written.getvalue()
     assert "a rate of 5" in bulletins
     assert _files_holding(tmp_path / "repo", POOL) == []
