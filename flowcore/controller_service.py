@@ -451,7 +451,14 @@ class ControllerService:
         for name, value in self.dynamic_properties.items():
             if name not in unresolved:
                 problems.extend(self.dynamic_descriptor(name).validate(value))
-        problems.extend(r for r in self.custom_validate(active) if not r.valid)
+        sensitive = {
+            label for d in self.descriptors() if d.sensitive for label in (d.name, d.display_name)
+        } | self.sensitive_names()
+        problems.extend(
+            attrs.evolve(r, input=MASK) if r.subject in sensitive and r.input is not None else r
+            for r in self.custom_validate(active)
+            if not r.valid
+        )
         return tuple(problems)
 
     def custom_validate(self, values: Mapping[str, str | None]) -> Iterable[ValidationResult]:

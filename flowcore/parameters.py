@@ -34,6 +34,7 @@ from flowcore.errors import ConfigurationError
 
 __all__ = [
     "MASK",
+    "MIN_MASKED_LENGTH",
     "SENSITIVE_ALONE",
     "Parameter",
     "ParameterContext",
@@ -46,11 +47,15 @@ __all__ = [
     "redact",
     "reference_problem",
     "secrets_of",
+    "sole_reference",
     "substitute_parameters",
 ]
 
 #: What a sensitive value shows as, wherever it would be printed.
 MASK = "********"
+#: Secrets shorter than this are not masked in text: a password "a" would mask every "a" of
+#: every log line and message (validation warns about them instead, see ``short_secrets``).
+MIN_MASKED_LENGTH = 4
 #: NiFi's parameter names: letters, digits, spaces, ``-``, ``_`` and ``.``.
 _NAME = re.compile(r"[A-Za-z0-9 ._-]+")
 
@@ -645,10 +650,25 @@ SENSITIVE_ALONE = (
 
 
 def redact(text: str, secrets: Iterable[str]) -> str:
-    """*text* with every occurrence of each secret replaced by :data:`MASK`."""
-    for secret in sorted((s for s in secrets if s), key=len, reverse=True):
+    """*text* with every occurrence of each secret replaced by :data:`MASK`.
+
+    Secrets shorter than :data:`MIN_MASKED_LENGTH` are left: masking them everywhere would
+    garble every message ("*" for each "a"), and validation warns that they are not masked.
+    """
+    kept = (s for s in secrets if len(s) >= MIN_MASKED_LENGTH)
+    for secret in sorted(kept, key=len, reverse=True):
         text = text.replace(str.__str__(secret), MASK)
     return text
+
+
+def sole_reference(value: str) -> bool:
+    """Whether *value* is one parameter reference and nothing else (``#{name}``).
+
+    The only form a sensitive property's value may be written in (NiFi's rule): an export or a
+    flow file writes such a value, and leaves out any other, which would hold a secret in clear
+    (``#{user}hunter2``).
+    """
+    return value.startswith("#{") and value.endswith("}") and value.count("#{") == 1
 
 
 def secrets_of(values: Mapping[str, object]) -> list[str]:

@@ -481,7 +481,14 @@ class Processor:
             dynamic = self.get_dynamic_property_descriptor(name)
             if dynamic is not None and name not in unresolved:
                 problems.extend(dynamic.validate(value))
-        problems.extend(r for r in self.custom_validate(values) if not r.valid)
+        sensitive = {
+            label for d in self.descriptors() if d.sensitive for label in (d.name, d.display_name)
+        }
+        problems.extend(
+            attrs.evolve(r, input=MASK) if r.subject in sensitive and r.input is not None else r
+            for r in self.custom_validate(values)
+            if not r.valid
+        )
         return tuple(problems)
 
     def custom_validate(self, values: Mapping[str, str | None]) -> Iterable[ValidationResult]:

@@ -470,13 +470,14 @@ def parameter_problems(
         label = descriptor.display_name if descriptor is not None else name
         sensitive = descriptor is not None and descriptor.sensitive
         value = raw[name]
+        shown = MASK if sensitive else value  # NiFi shows a sensitive value as ********
         for parameter in names:
             why = reference_problem(parameter, parameters, sensitive_property=sensitive)
             if why is not None:
-                problems.append(ValidationResult(label, value, False, why))
+                problems.append(ValidationResult(label, shown, False, why))
             if why is not None or parameters.get(parameter) is None:
                 unresolved.add(label)
         if sensitive and value != f"#{{{names[0]}}}":
             why = f"{SENSITIVE_ALONE}, e.g. #{{{names[0]}}}"
-            problems.append(ValidationResult(label, value, False, why))
+            problems.append(ValidationResult(label, shown, False, why))
     return problems, unresolved

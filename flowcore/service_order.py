@@ -24,6 +24,7 @@ if TYPE_CHECKING:  # imported where services are ordered (see the module docstri
 
 __all__ = [
     "enabling_order",
+    "secrets_with_services",
     "service_cycles",
     "service_dependencies",
     "service_dependents",
@@ -34,6 +35,27 @@ def service_dependencies(service: object) -> tuple[str, ...]:
     """The names of the services *service*'s properties name (none for a non-service)."""
     referenced = getattr(service, "referenced_services", None)
     return tuple(dict.fromkeys(referenced().values())) if callable(referenced) else ()
+
+
+def secrets_with_services(component: object, declared: Mapping[str, object]) -> list[str]:
+    """*component*'s secrets and those of every service of *declared* it names, transitively.
+
+    A processor may log what a service it uses holds (a connection pool's password in a
+    connection error), so its messages lose those too. Duck-typed as the rest of this module:
+    anything with ``sensitive_values`` and ``referenced_services``.
+    """
+    found = list(getattr(component, "sensitive_values", list)())
+    seen: set[str] = set()
+    names = list(service_dependencies(component))
+    while names:
+        name = names.pop()
+        service = declared.get(name)
+        if name in seen or service is None:
+            continue
+        seen.add(name)
+        found.extend(getattr(service, "sensitive_values", list)())
+        names.extend(service_dependencies(service))
+    return found
 
 
 def _graph(declared: Mapping[str, object]) -> nx.DiGraph:

@@ -12,6 +12,7 @@ unchecked until it is enabled. The flow around it still is (the connections into
 
 from __future__ import annotations
 
+import logging
 import pickle
 from collections.abc import Callable, Iterator
 
@@ -21,12 +22,16 @@ from flowcore.component_settings import SchedulingStrategy
 from flowcore.cron import parse_cron
 from flowcore.errors import ConfigurationError, FlowValidationError
 from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
-from flowcore.parameters import SensitiveText, redact
+from flowcore.parameters import MIN_MASKED_LENGTH, SensitiveText, redact
 from flowcore.processor import InputRequirement
 from flowcore.service_order import service_cycles
 from flowcore.units import parse_data_size, parse_time_period
 
-__all__ = ["CHECKS", "FlowProblem", "problems_of", "validate_flow"]
+__all__ = ["CHECKS", "FlowProblem", "problems_of", "short_secrets", "validate_flow"]
+
+log = logging.getLogger(__name__)
+#: The short-secret warnings this process logged (each is logged once, see validate_flow).
+_WARNED: set[str] = set()
 
 
 @attrs.frozen
@@ -461,8 +466,42 @@ def problems_of(flow: FlowDefinition) -> list[FlowProblem]:
     return [problem for check in CHECKS for problem in check(flow)]
 
 
+def short_secrets(flow: FlowDefinition) -> list[FlowProblem]:
+    """Sensitive values too short to be masked in logs: warnings, not problems.
+
+    Messages lose secrets of :data:`~flowcore.parameters.MIN_MASKED_LENGTH` characters or
+    more only (masking a password "a" would garble every word holding an "a"), so a shorter
+    one shows wherever a processor writes it.
+    """
+    fix = f"use a secret of at least {MIN_MASKED_LENGTH} characters"
+    why = "is too short to be masked in logs"
+    found = []
+    for component in _enabled(flow):
+        processor = flow.resolved_processor(component)
+        assert processor is not None
+        for name, value in processor.configured.items():
+            descriptor = processor.resolve_descriptor(name)
+            if descriptor is not None and descriptor.sensitive and _short(value):
+                found.append(FlowProblem(str(component), f"the value of {name!r} {why}", fix))
+    for name in flow.services:
+        service = flow.resolved_service(name)
+        configured = service.configured
+        found.extend(
+            FlowProblem(_service_label(service), f"the value of {prop!r} {why}", fix)
+            for prop in sorted(service.sensitive_names())
+            if _short(configured.get(prop))
+        )
+    return found
+
+
+def _short(value: str | None) -> bool:
+    return bool(value) and len(value) < MIN_MASKED_LENGTH  # type: ignore[arg-type]
+
+
 def validate_flow(flow: FlowDefinition) -> None:
     """Raise one error listing every problem of *flow*; return quietly when it is valid.
+
+    A valid flow's :func:`short_secrets` are logged as warnings, each once per process.
 
     Raises:
         FlowValidationError: with ``problems`` holding each :class:`FlowProblem`.
@@ -473,3 +512,7 @@ def validate_flow(flow: FlowDefinition) -> None:
         count = f"{len(problems)} problem{'s' if len(problems) > 1 else ''}"
         msg = f"flow '{flow.name}' is invalid ({count}):\n{lines}"
         raise FlowValidationError(msg, problems)
+    for warning in short_secrets(flow):
+        if str(warning) not in _WARNED:
+            _WARNED.add(str(warning))
+            log.warning("%s", warning)

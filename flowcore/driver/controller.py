@@ -10,6 +10,7 @@ may only follow it).
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import time
 import uuid
@@ -46,6 +47,7 @@ from flowcore.driver.schedules import Schedules
 from flowcore.driver.sinks import Sinks
 from flowcore.driver.sources import SourceLister
 from flowcore.driver.stage_jobs import StageJobs
+from flowcore.engine._bulletins import redacting
 from flowcore.engine.task import apply_limits
 from flowcore.engine.wire import SegmentWait, TaskResult
 from flowcore.flow import Connection, FlowDefinition
@@ -53,6 +55,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import WorkItem
 from flowcore.queues import full_connections, parked_component
 from flowcore.runners.jobs import Runner
+from flowcore.service_order import secrets_with_services
 from flowcore.session.host import ComponentInfo, StateMap
 from flowcore.settings import Settings
 from repositories._content_archive import ARCHIVE_CLEANUP_FREQUENCY_MS
@@ -199,7 +202,8 @@ class Controller:
             services = self._resolved_services()
             context.service_lookup = lambda name: enabled_service(name, services)
             context.committed_content = HeldContent(self.repos.content)
-            member.processor.on_scheduled(context)
+            with redacting(functools.partial(secrets_with_services, member.processor, services)):
+                member.processor.on_scheduled(context)
             self._contexts[member.component_id] = context
         return context
 
@@ -500,8 +504,11 @@ class Controller:
             raise
         finally:
             self.sinks.release()
+            services = self._resolved_services()
             for context in self._contexts.values():
-                context.processor.on_stopped(context)
+                secrets = functools.partial(secrets_with_services, context.processor, services)
+                with redacting(secrets):
+                    context.processor.on_stopped(context)
             self._contexts.clear()
         events = self._finish_indexing()
         self.tracker.ended()

@@ -50,13 +50,14 @@ IDENTITY_KEY = "\x00flow"
 _VERSION = "1"
 
 
-def _fingerprint(component: Component) -> str:
+def _fingerprint(component: Component, *, masked: bool = True) -> str:
     """What a component is apart from its name: its type and its properties' values.
 
     Values as written, with defaults filled in (``batch_size=10`` is GetFile's default, so
     writing it out, as a NiFi import does, changes nothing). A sensitive property's value
     (declared or dynamic, written in the flow or a ``#{parameter}`` reference) counts only as
-    set: no secret enters the digest, which the repository keeps.
+    set: no secret enters the digest, which the repository keeps. Unless not *masked*: the
+    fingerprint records made before sensitive values were masked hold (see ``_kept_ids``).
     """
     processor = component.processor
     values: dict[str, str] = {}
@@ -64,7 +65,8 @@ def _fingerprint(component: Component) -> str:
         values = {d.name: d.default for d in processor.descriptors() if d.default is not None}
         for name, value in processor.raw_configured.items():
             found = processor.resolve_descriptor(name)
-            values[name] = MASK if found is not None and found.sensitive else value
+            secret = masked and found is not None and found.sensitive
+            values[name] = MASK if secret else value
     text = json.dumps([component.type_name, sorted(values.items())], sort_keys=True)
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -192,6 +194,7 @@ def _kept_ids(record: FlowRecord, flow: FlowDefinition) -> dict[str, str]:
     for key, ids in new.items():  # renamed: the same type and properties, a new name
         if len(ids) == 1 and len(gone.get(key, ())) == 1:
             final[ids[0]] = gone[key][0]
+    _renamed_since_upgrade(final, gone, [i for ids in new.values() for i in ids], flow)
     taken = set(final.values()) | set(recorded) | {c.id for c in flow.components}
     for component in flow.components:  # new: never an id the record gave another
         if component.id in final:
@@ -203,6 +206,30 @@ def _kept_ids(record: FlowRecord, flow: FlowDefinition) -> dict[str, str]:
         final[component.id] = fresh
         taken.add(fresh)
     return {cid: rid for cid, rid in final.items() if cid != rid}
+
+
+def _renamed_since_upgrade(
+    final: dict[str, str],
+    gone: Mapping[tuple[str, str], list[str]],
+    new: Iterable[str],
+    flow: FlowDefinition,
+) -> None:
+    """Renames the record shows by the fingerprints made before sensitive values were masked.
+
+    A repository last run by an older flowcore recorded them with the values as written: a
+    component with a sensitive property, renamed in the same edit as the upgrade, is found by
+    that fingerprint (computed here, never kept; the run records the masked one).
+    """
+    taken = set(final.values())
+    older: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for component in (flow.component(cid) for cid in new if cid not in final):
+        legacy = _fingerprint(component, masked=False)
+        if legacy != _fingerprint(component):
+            older[(component.type_name, legacy)].append(component.id)
+    for key, ids in older.items():
+        rids = [r for r in gone.get(key, ()) if r not in taken]
+        if len(ids) == 1 and len(rids) == 1:
+            final[ids[0]] = rids[0]
 
 
 def _swap(

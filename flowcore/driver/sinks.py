@@ -30,6 +30,7 @@ action is handed over, each processor may undo what uncommitted attempts left ou
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import time
@@ -51,6 +52,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import SinkJobs, TwoPhaseSink
 from flowcore.runners.jobs import Runner
+from flowcore.service_order import secrets_with_services
 from flowcore.session.host import AfterCommitAction
 from repositories.effects import EffectReport, carry_out, release_targets, retries, sweep
 from repositories.records import Bulletin, Finding, Transaction
@@ -98,6 +100,8 @@ class Sinks:
     ) -> None:
         self.members = [m for plan in plans for m in plan.members if m.kind is ProcessorKind.SINK]
         self._all = {m.component_id: m for plan in plans for m in plan.members}
+        #: component id -> the services its stage ships (their secrets are masked in its logs)
+        self._services = {m.component_id: p.services for p in plans for m in p.members}
         self.repos = repositories
         self.runner = runner
         self._context_of = context_of
@@ -114,6 +118,11 @@ class Sinks:
             self._report_actions,
             budget_seconds=after_commit_budget,
         )
+
+    def _secrets(self, member: MemberPlan) -> Callable[[], list[str]]:
+        """What *member*'s messages must not show: its secrets and its services'."""
+        services = self._services.get(member.component_id, {})
+        return functools.partial(secrets_with_services, member.processor, services)
 
     def _sink(self, member: MemberPlan) -> TwoPhaseSink:
         processor = member.processor
@@ -132,7 +141,8 @@ class Sinks:
         self._continuous = continuous
         for member in self.members:
             state = self.repos.flowfiles.state(member.component_id)
-            self._sink(member).publish(self._context_of(member), state)
+            with redacting(self._secrets(member)):
+                self._sink(member).publish(self._context_of(member), state)
         committed = self.committed_effects()
         self._waiting = True  # a previous run may have left refused publications
         self.carry_out(committed)
@@ -200,9 +210,10 @@ class Sinks:
             assert processor is not None
             component_id = member.component_id
             try:
-                processor.settle_after_commit_actions(
-                    self._context_of(member), list(pending.get(component_id, ()))
-                )
+                with redacting(self._secrets(member)):
+                    processor.settle_after_commit_actions(
+                        self._context_of(member), list(pending.get(component_id, ()))
+                    )
             except ConfigurationError as refused:
                 if plan is None:
                     raise  # the run cannot start so (a copied repository running): refused
@@ -280,7 +291,8 @@ class Sinks:
         for component_id in dict.fromkeys(a.component_id for a in actions):
             member = self._all.get(component_id)
             if member is not None and member.processor is not None:
-                self._context_of(member)
+                with redacting(self._secrets(member)):  # its on_scheduled may log
+                    self._context_of(member)
         self.actions.hand_over(actions, deadline=self._deadline)
 
     def _run_actions(self, component_id: str, payloads: Sequence[Mapping[str, Any]]) -> None:
@@ -306,7 +318,7 @@ class Sinks:
                     [Bulletin(now_ms(), component_id, component_id, "WARNING", problem)]
                 )
             raise AfterCommitRetry(problem)
-        with redacting(member.processor.sensitive_values):
+        with redacting(self._secrets(member)):
             member.processor.run_after_commit_actions(self._context_of(member), payloads)
 
     def _report_actions(self, component_id: str, error: BaseException, count: int) -> None:
@@ -317,7 +329,7 @@ class Sinks:
         """An error bulletin saying what *component_id* could not do."""
         member = self._all.get(component_id)
         name = component_id if member is None else member.name or member.type_name
-        secrets = [] if member is None else member.processor.sensitive_values()
+        secrets = [] if member is None else self._secrets(member)()
         problem = redact(f"{name} could not {what}: {type(error).__name__}: {error}", secrets)
         if secrets:  # the traceback repeats the error's text: masked as well
             LOG.error("%s\n%s", problem, redact("".join(format_exception(error)), secrets))
@@ -348,7 +360,7 @@ class Sinks:
                 continue
             committed = self.repos.flowfiles.state(member.component_id)
             sink = self._sink(member)
-            with redacting(member.processor.sensitive_values):
+            with redacting(self._secrets(member)):
                 states[member.component_id] = dict(
                     sink.commit(self._context_of(member), messages, committed, self._jobs())
                 )
@@ -359,7 +371,8 @@ class Sinks:
         for member in self.members:
             state = states.get(member.component_id)
             if state is not None:
-                self._sink(member).publish(self._context_of(member), state)
+                with redacting(self._secrets(member)):
+                    self._sink(member).publish(self._context_of(member), state)
                 self.reports[member.name] = state
 
     def end_of_run(self) -> None:
@@ -367,7 +380,8 @@ class Sinks:
         for member in self.members:
             committed = self.repos.flowfiles.state(member.component_id)
             sink = self._sink(member)
-            state = sink.end_of_run(self._context_of(member), committed, self._jobs())
+            with redacting(self._secrets(member)):
+                state = sink.end_of_run(self._context_of(member), committed, self._jobs())
             if state is None:
                 continue
             self.repos.flowfiles.commit(Transaction(state={member.component_id: dict(state)}))
@@ -390,7 +404,8 @@ class Sinks:
                 [Bulletin(now_ms(), "after-commit", "after-commit", "WARNING", problem)]
             )
         for member in self.members:
-            self._sink(member).release(self._context_of(member))
+            with redacting(self._secrets(member)):
+                self._sink(member).release(self._context_of(member))
 
 
 def _overrides(processor: object, method: str) -> bool:

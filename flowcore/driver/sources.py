@@ -9,6 +9,7 @@ what a transaction commits is ever marked done.
 
 from __future__ import annotations
 
+import functools
 import logging
 import math
 from collections import Counter
@@ -23,6 +24,7 @@ from flowcore.engine.wire import TaskResult
 from flowcore.parameters import redact
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
+from flowcore.service_order import secrets_with_services
 from flowcore.settings import Settings
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.records import Bulletin
@@ -60,6 +62,8 @@ class SourceLister:
         before_listing: Callable[[str], object] = lambda _: None,
     ) -> None:
         self._plans = list(plans)
+        #: source id -> the services its stage ships (their secrets are masked in its logs)
+        self._services = {m.component_id: p.services for p in self._plans for m in p.members}
         #: waits (bounded) for a source's after-commit actions still running (GetSFTP's
         #: deletes), so it never lists again what its committed FlowFiles already hold;
         #: False: they still run, and the source does not list this time
@@ -81,6 +85,11 @@ class SourceLister:
         self.schedules = schedules or Schedules()
         #: source id -> until when it yielded (epoch ms): in its listing or in a task reading
         self._yielded_until: dict[str, int] = {}
+
+    def _secrets(self, member: MemberPlan) -> Callable[[], list[str]]:
+        """What *member*'s messages must not show: its secrets and its services'."""
+        services = self._services.get(member.component_id, {})
+        return functools.partial(secrets_with_services, member.processor, services)
 
     def active(self, member: MemberPlan, continuous: bool) -> bool:
         """Whether *member* (a source) may still list work in this run."""
@@ -152,7 +161,7 @@ class SourceLister:
             ):
                 if not self.active(member, continuous) or self._resting(member.component_id):
                     break  # a source that yielded is not triggered again until its yield ends
-                with redacting(processor.sensitive_values):
+                with redacting(self._secrets(member)):
                     listing = self._list(member, state)
                 self._triggers[member.component_id] += 1
                 triggers += 1
@@ -211,12 +220,12 @@ class SourceLister:
         if cid in self.unscheduled and now_ms() < self._schedule_at[cid]:
             return False
         try:
-            with redacting(member.processor.sensitive_values):
+            with redacting(self._secrets(member)):
                 self._context_of(member)
         except Exception as error:
             now = now_ms()
             text = " ".join(str(error).split()) or "(no message)"
-            secrets = member.processor.sensitive_values()
+            secrets = self._secrets(member)()
             text = redact(text, secrets)
             self.unscheduled[cid] = f"on_scheduled raised {type(error).__name__}: {text}"
             self._schedule_at[cid] = now + self.settings.administrative_yield_ms
@@ -346,7 +355,7 @@ class SourceLister:
             processor = member.processor
             assert isinstance(processor, SourceProcessor)
             try:
-                with redacting(processor.sensitive_values):
+                with redacting(self._secrets(member)):
                     processor.after_commit(self._context_of(member), items)
             except Exception:
                 log.exception("%s failed after its commit", member.name)

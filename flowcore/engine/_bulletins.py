@@ -20,10 +20,14 @@ write: 1,452 identical errors) must neither bury the run's output nor lose count
   (``logging.lastResort``), only the first of each reason in a process is written: the rest are
   bulletins. An application that configures logging gets every record, as before.
 
-Every record a processor logs, at any level, loses the processor's secrets (its sensitive
-property values, ``Processor.sensitive_values``) before any handler writes it: a handler on
-``flowcore.processors`` that runs first masks them in the record itself, for the member
-running (:func:`running`) or the processor the driver is listing for (:func:`redacting`).
+Every record logged while a processor runs, at any level and by any logger (its own, a
+module's ``__name__`` logger, a library's), loses the processor's secrets (its sensitive values
+and those of the services it names) before any handler or filter sees it: a log record factory
+(:func:`logging.setLogRecordFactory`, installed once) masks them in the message, the formatted
+traceback and the stack of each record it makes, when the thread's context has secrets set by
+:func:`running` (a member's task) or :func:`redacting` (the driver listing for a processor).
+The secrets live in a context variable, so a thread running another processor, or none,
+sees its own; a thread a processor starts itself does not inherit them.
 """
 
 from __future__ import annotations
@@ -189,32 +193,62 @@ class _ToBulletins(logging.Handler):
         last.handle(record)
 
 
-class _Redacting(logging.Handler):
-    """Masks the running processor's secrets in a record, before any other handler sees it."""
-
-    def emit(self, record: logging.LogRecord) -> None:
-        member = _RUNNING.get()
-        secrets = _SECRETS.get() if member is None else getattr(member, "secrets", None)
-        if secrets is None:
-            return
-        try:
-            message = record.getMessage()
-        except Exception:  # a bad format string: the handlers after this one say so
-            return
-        redacted = redact(message, secrets())
-        if redacted != message:
-            record.msg, record.args = redacted, None
-
-
-#: Where no member runs (the driver listing a source's work): the processor's secrets.
+#: The secrets of the processor running in this context (a member's task, or the driver
+#: listing for it): what :func:`_masking_factory` masks in every record made here.
 _SECRETS: contextvars.ContextVar[Callable[[], list[str]] | None] = contextvars.ContextVar(
     "flowcore_processor_secrets", default=None
 )
+#: Formats a record's traceback as the standard formatter would, to mask it.
+_FORMATTER = logging.Formatter()
+
+
+def _masking_factory(made: Callable[..., logging.LogRecord]) -> Callable[..., logging.LogRecord]:
+    """A log record factory masking the running processor's secrets, around *made*.
+
+    Masking where the record is made, not in a handler, covers every logger and handler order
+    (a handler on a child logger runs before one on ``flowcore.processors``). The traceback is
+    formatted and masked into ``exc_text`` and ``exc_info`` cleared, as a formatter would write
+    it later from the exception unmasked; the stack likewise. A closure, not an object's
+    ``__call__``: a record made where no processor runs pays one context-variable read.
+    """
+
+    def make(*args: object, **kwargs: object) -> logging.LogRecord:
+        record = made(*args, **kwargs)
+        secrets = _SECRETS.get()
+        if secrets is not None:
+            _mask(record, secrets())
+        return record
+
+    make.flowcore_masking = True  # type: ignore[attr-defined]
+    return make
+
+
+def _mask(record: logging.LogRecord, secrets: list[str]) -> None:
+    """Mask *secrets* in *record*'s message, traceback and stack, in the record itself."""
+    if not secrets:
+        return
+    try:
+        message = record.getMessage()
+    except Exception:  # a bad format string: its arguments are shown beside it, masked
+        record.msg = redact(f"{record.msg} (arguments: {record.args!r})", secrets)
+        record.args = None
+    else:
+        redacted = redact(message, secrets)
+        if redacted != message:
+            record.msg, record.args = redacted, None
+    if record.exc_info and record.exc_info[0] is not None:
+        if not record.exc_text:
+            record.exc_text = _FORMATTER.formatException(record.exc_info)
+        record.exc_info = None
+    if record.exc_text:
+        record.exc_text = redact(record.exc_text, secrets)
+    if record.stack_info:
+        record.stack_info = redact(record.stack_info, secrets)
 
 
 @contextlib.contextmanager
 def redacting(secrets: Callable[[], list[str]]) -> Iterator[None]:
-    """While the block runs, processor log records lose the values *secrets* returns."""
+    """While the block runs, log records made in this context lose the values *secrets* returns."""
     _install()
     token = _SECRETS.set(secrets)
     try:
@@ -227,7 +261,7 @@ def _handled_elsewhere(record: logging.LogRecord) -> bool:
     """Whether a handler other than this module's sees *record* (as ``callHandlers`` walks)."""
     logger: logging.Logger | None = logging.getLogger(record.name)
     while logger is not None:
-        if any(not isinstance(h, _ToBulletins | _Redacting) for h in logger.handlers):
+        if any(not isinstance(h, _ToBulletins) for h in logger.handlers):
             return True
         logger = logger.parent if logger.propagate else None
     return False
@@ -253,12 +287,17 @@ def log_once_per_reason(log: logging.Logger, message: str, detail: str = "") -> 
 
 
 def _install() -> None:
-    """Put one handler on the processors' parent logger (once per process)."""
+    """Put one handler on the processors' parent logger, and the masking record factory.
+
+    The factory goes back in when another replaced it since (an application, a test harness):
+    it wraps whatever factory is current.
+    """
     parent = logging.getLogger("flowcore.processors")
-    if not any(isinstance(h, _Redacting) for h in parent.handlers):
-        parent.handlers.insert(0, _Redacting(logging.NOTSET))  # before any other handler
     if not any(isinstance(h, _ToBulletins) for h in parent.handlers):
         parent.addHandler(_ToBulletins(BULLETIN_LEVEL))
+    made = logging.getLogRecordFactory()
+    if not getattr(made, "flowcore_masking", False):
+        logging.setLogRecordFactory(_masking_factory(made))
 
 
 @contextlib.contextmanager
@@ -270,9 +309,11 @@ def running(member: _Bulletins) -> Iterator[None]:
     """
     _install()
     token = _RUNNING.set(member)
+    secrets = _SECRETS.set(getattr(member, "secrets", None))
     try:
         yield
     finally:
+        _SECRETS.reset(secrets)
         _RUNNING.reset(token)
         made = _MADE.get(member)
         if made is not None and made.counted:

@@ -41,6 +41,7 @@ from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor, ProcessorKind
 from flowcore.processor_kinds import BinningProcessor, SourceProcessor, TwoPhaseSink
 from flowcore.relationship import FAILURE
+from flowcore.service_order import secrets_with_services
 from flowcore.session._content import CONTENT_FAILURE_REASON, damage_of
 from flowcore.session.block_views import PAYLOAD_KEY, BlockViews
 from flowcore.session.host import (
@@ -164,6 +165,7 @@ class TaskMember:
         if task.spec.defer_bins and self._merges_apart():
             self.context.bin_sink = self._hand_over
         self.unscheduled: str | None = None  # why on_scheduled raised (see schedule)
+        self._secrets: list[str] | None = None  # see secrets
 
     # SessionHost -------------------------------------------------------------------------
 
@@ -361,8 +363,10 @@ class TaskMember:
         )
 
     def secrets(self) -> list[str]:
-        """What the processor's messages must not show (see ``Processor.sensitive_values``)."""
-        return self.processor.sensitive_values()
+        """The processor's secrets and those of the services it names (found once per member)."""
+        if self._secrets is None:
+            self._secrets = secrets_with_services(self.processor, self.task.spec.plan.services)
+        return self._secrets
 
     def schedule(self) -> bool:
         """Call ``on_scheduled``; whether it succeeded.

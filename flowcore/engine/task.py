@@ -436,8 +436,9 @@ class _Task:
         finally:
             for member in scheduled:
                 try:
-                    member.processor.on_unscheduled(member.context)
-                    member.processor.on_stopped(member.context)
+                    with running(member):  # what they log loses the secrets too
+                        member.processor.on_unscheduled(member.context)
+                        member.processor.on_stopped(member.context)
                 except Exception as error:
                     member.bulletin(f"stopping failed: {type(error).__name__}: {error}")
             self.content.close()

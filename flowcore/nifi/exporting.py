@@ -39,7 +39,7 @@ from flowcore.nifi.types import (
     NiFiType,
     nifi_type_of,
 )
-from flowcore.parameters import Parameter, ParameterContext
+from flowcore.parameters import Parameter, ParameterContext, sole_reference
 from flowcore.processor import Processor
 from flowcore.services import MapCacheService
 from flowcore.ssl_context import StandardSSLContextService
@@ -199,10 +199,6 @@ def _group(
 # --- processors and funnels -------------------------------------------------------------------
 
 
-def _sole_reference(value: str) -> bool:
-    return value.startswith("#{") and value.endswith("}") and value.count("#{") == 1
-
-
 def _descriptor_json(
     name: str, display: str, *, sensitive: bool, dynamic: bool, service: bool = False
 ) -> dict:
@@ -231,7 +227,7 @@ def _properties(
                     f"left out (NiFi's {component.type_name} has no such property)."
                 )
             continue
-        if descriptor.sensitive and value is not None and not _sole_reference(value):
+        if descriptor.sensitive and value is not None and not sole_reference(value):
             if descriptor.name in raw:
                 export.notes.append(
                     f"The value of sensitive property {descriptor.display_name!r} of {component} "
@@ -257,7 +253,7 @@ def _properties(
         dynamic = processor.get_dynamic_property_descriptor(name)
         sensitive = dynamic is not None and dynamic.sensitive  # a NiFi 2 Python processor's
         kept: str | None = value
-        if sensitive and not _sole_reference(value):
+        if sensitive and not sole_reference(value):
             export.notes.append(
                 f"The value of sensitive property {name!r} of {component} is left out: NiFi "
                 "exports sensitive values only as parameter references."
@@ -419,7 +415,7 @@ def _generic_service(export: _Export, service: ControllerService) -> dict[str, A
     descriptors: dict[str, dict[str, Any]] = {}
     for descriptor in service.descriptors():
         value = raw.get(descriptor.name, descriptor.default)
-        if descriptor.sensitive and value is not None and not _sole_reference(value):
+        if descriptor.sensitive and value is not None and not sole_reference(value):
             export.notes.append(
                 f"The value of sensitive property {descriptor.display_name!r} of service "
                 f"{service.name!r} is left out: NiFi exports sensitive values only as parameter "
@@ -442,7 +438,7 @@ def _generic_service(export: _Export, service: ControllerService) -> dict[str, A
         dynamic = service.resolve_descriptor(name)
         sensitive = dynamic is not None and dynamic.sensitive  # DBCP's SENSITIVE.name
         value = raw.get(name, configured)
-        if sensitive and value is not None and not _sole_reference(value):
+        if sensitive and value is not None and not sole_reference(value):
             export.notes.append(
                 f"The value of sensitive property {name!r} of service {service.name!r} is left "
                 "out: NiFi exports sensitive values only as parameter references."

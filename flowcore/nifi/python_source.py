@@ -27,7 +27,7 @@ from flowcore.component_settings import DEFAULT_RUN_SCHEDULE, QueueSettings, Sch
 from flowcore.controller_service import ControllerService
 from flowcore.errors import FlowDefinitionError
 from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
-from flowcore.parameters import Parameter, ParameterContext
+from flowcore.parameters import Parameter, ParameterContext, sole_reference
 from flowcore.processor import Processor
 from processors import BUILTIN_PROCESSORS
 
@@ -148,7 +148,7 @@ class _Writer:
         dynamic = {}
         for name, value in service.raw_configured.items():
             descriptor = service.resolve_descriptor(name)
-            if descriptor is not None and descriptor.sensitive and not value.startswith("#{"):
+            if descriptor is not None and descriptor.sensitive and not sole_reference(value):
                 continue  # a secret is written only as a parameter reference (DBCP's SENSITIVE.)
             if descriptor is None or descriptor.dynamic:
                 dynamic[name] = value
@@ -198,7 +198,7 @@ def _property_items(writer: _Writer, processor: Processor) -> list[tuple[str | N
     spelled: dict[str, str] = {}
     for name, value in processor.raw_configured.items():
         found = processor.resolve_descriptor(name)
-        if found is not None and found.sensitive and not value.startswith("#{"):
+        if found is not None and found.sensitive and not sole_reference(value):
             continue  # a secret is written only as a parameter reference, as for services
         descriptor = by_name.get(name)
         if descriptor is not None:

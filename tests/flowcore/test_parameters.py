@@ -232,5 +232,12 @@ def test_secrets_do_not_go_on_the_command_line() -> None:
 
 def test_redact_masks_every_occurrence() -> None:
     """redact replaces each secret wherever it appears, longest first."""
-    assert redact("pw=abc, again abc; abcd", ["abc", "abcd"]) == f"pw={MASK}, again {MASK}; {MASK}"
+    text = "pw=abcd, again abcd; abcde"
+    assert redact(text, ["abcd", "abcde"]) == f"pw={MASK}, again {MASK}; {MASK}"
     assert redact("nothing", [""]) == "nothing"
+
+
+def test_redact_leaves_secrets_too_short_to_mask() -> None:
+    """A secret under MIN_MASKED_LENGTH characters is not masked: "a" would garble every word."""
+    text = "Transferring data at a rate of 5 rows/s"
+    assert redact(text, ["a", "abc"]) == text

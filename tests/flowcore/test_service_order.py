@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from flowcore.errors import ConfigurationError
 from flowcore.service_order import (
     enabling_order,
+    secrets_with_services,
     service_cycles,
     service_dependencies,
     service_dependents,
@@ -76,3 +77,27 @@ def test_every_service_follows_what_it_names(names: dict[str, list[str]]) -> Non
     assert sorted(order) == sorted(declared)
     for name, service in declared.items():
         assert all(order.index(n) < order.index(name) for n in service.names if n in declared)
+
+
+@attrs.frozen
+class Holding(Named):
+    """A definition holding secrets, as a controller service or processor does."""
+
+    secrets: tuple[str, ...] = ()
+
+    def sensitive_values(self) -> list[str]:
+        return list(self.secrets)
+
+
+def test_a_components_secrets_take_those_of_the_services_it_names_transitively() -> None:
+    """Its own, then each named service's and theirs in turn (once, whatever cycle); the
+    services it does not reach and names not declared add nothing."""
+    declared = {
+        "pool": Holding(("ssl", "missing"), ("pool-pw",)),
+        "ssl": Holding(("pool",), ("keystore-pw",)),
+        "other": Holding((), ("other-pw",)),
+    }
+    found = secrets_with_services(Holding(("pool",), ("own-pw",)), declared)
+    assert sorted(found) == ["keystore-pw", "own-pw", "pool-pw"]
+    assert found[0] == "own-pw"
+    assert secrets_with_services(object(), declared) == []

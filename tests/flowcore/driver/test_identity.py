@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from contextlib import closing
 from pathlib import Path
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -20,6 +23,7 @@ from flowcore.driver.identity import (
 )
 from flowcore.errors import FlowDefinitionError, FlowIdentityError
 from flowcore.flowfile import FlowFile
+from flowcore.parameters import Parameter
 from flowcore.services import MapCacheService
 from flowcore.settings import Settings
 from processors import (
@@ -432,3 +436,38 @@ def test_a_secret_never_enters_the_recorded_fingerprint() -> None:
 
     assert recorded(smtp_password="pw-one") == recorded(smtp_password="pw-two")
     assert recorded(smtp_password="pw-one") != recorded()
+
+
+def _mail_flow(name: str) -> Flow:
+    flow = Flow(
+        "secret", parameters={"pw": Parameter("pw", value_from_env="MAIL_PW", sensitive=True)}
+    )
+    flow.add(PutEmail(smtp_hostname="h", smtp_password="#{pw}"), name=name)
+    return flow
+
+
+def test_a_rename_in_the_same_edit_as_the_upgrade_to_masked_fingerprints_is_found(
+    tmp_path: Path,
+) -> None:
+    """A record made before sensitive values were masked (values as written) still finds a
+    component with a sensitive property renamed since: it keeps its id."""
+    old = _mail_flow("mail")
+    (
+        (
+            rid,
+            (name, type_name, _),
+        ),
+    ) = FlowRecord.of(old).components.items()
+    processor = old.component("mail").processor
+    assert processor is not None
+    values = {d.name: d.default for d in processor.descriptors() if d.default is not None}
+    values.update(processor.raw_configured)  # as flowcore wrote fingerprints before masking
+    text = json.dumps([type_name, sorted(values.items())], sort_keys=True)
+    legacy = hashlib.sha256(text.encode()).hexdigest()[:32]
+    record = attrs.evolve(FlowRecord.of(old), components={rid: (name, type_name, legacy)})
+    with WriteAheadFlowFileRepository(tmp_path / "wal", sync=False) as wal:
+        wal.commit(Transaction(state={IDENTITY_KEY: record.to_state()}))
+        claimed, renamed = claim_repository(_mail_flow("mailer"), wal, tmp_path)
+        assert renamed == {"mail": "mailer"}
+        assert claimed.component("mailer").id == rid
+        assert read_record(wal) == FlowRecord.of(claimed)  # the masked fingerprint from now on

@@ -3,8 +3,10 @@ reach a log, a bulletin, the repository (status, provenance, flow record) or an 
 
 from __future__ import annotations
 
+import io
 import json
 import logging
+import threading
 from pathlib import Path
 from typing import ClassVar
 
@@ -20,10 +22,12 @@ from flowcore import (
 )
 from flowcore.controller_service import ControllerService
 from flowcore.driver.controller import run_flow
+from flowcore.engine._bulletins import redacting
 from flowcore.nifi.exporting import export_flow
 from flowcore.nifi.python_source import flow_to_python
 from flowcore.parameters import Parameter
 from flowcore.settings import Settings
+from flowcore.validation import problems_of, short_secrets, validate_flow
 from processors import GenerateFlowFile
 from repositories.repository_set import read_bulletins
 
@@ -89,6 +93,9 @@ class Lister(SourceProcessor):
     def read_work(self, context, session, item):  # type: ignore[no-untyped-def]
         raise AssertionError(item)
 
+    def on_stopped(self, context):  # type: ignore[no-untyped-def]
+        logging.getLogger("processors.lister").warning("stopped as %s", self.configured["Password"])
+
 
 def _flow() -> Flow:
     flow = Flow("secrets", parameters={"other": _sensitive_parameter()})
@@ -132,6 +139,7 @@ def test_no_secret_reaches_logs_bulletins_or_the_repository(
     assert "login refused" in caplog.text
     assert "logging in with ********" in caplog.text
     assert "listing as ********" in caplog.text
+    assert "stopped as ********" in caplog.text  # on the driver, by a module's logger
     for secret in SECRETS:
         assert secret not in shown
         assert _files_holding(repository, secret) == []
@@ -150,3 +158,141 @@ def test_no_secret_reaches_a_nifi_or_python_export(monkeypatch: pytest.MonkeyPat
     assert "#{other}" in document
     assert "#{other}" in source
     assert any("'SENSITIVE.token' of" in note for note in exported.notes)
+
+
+#: The secrets of the probes below: a processor's, and the service it names (a DBCP's).
+OWN = "pw-own-7d21c"
+POOL = "pw-pool-e90f4"
+
+
+class Pool(ControllerService):
+    """A connection pool holding a password (as DBCPConnectionPool does)."""
+
+    PASSWORD = PropertyDescriptor("Password", sensitive=True)
+    property_descriptors: ClassVar = (PASSWORD,)
+
+
+class Leaky(Processor):
+    """Says its secret and its service's every way a processor can: tracebacks, a stack,
+    its module's logger and a library's, through a handler of its own on a child logger."""
+
+    PASSWORD = PropertyDescriptor("Password", sensitive=True)
+    POOL = PropertyDescriptor("Pool", identifies_service=True)
+    property_descriptors: ClassVar = (PASSWORD, POOL)
+    relationships: ClassVar = (Relationship("success"),)
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        flowfile = session.get()
+        if flowfile is None:
+            return
+        own = context.get_property(self.PASSWORD).value
+        pool = session.controller_service(context.get_property(self.POOL).value)
+        said = f"postgresql://u:{own}@h/db {pool.configured['Password']}"
+        try:
+            raise ValueError(said)
+        except ValueError:
+            context.logger.exception("could not connect")
+        context.logger.warning("pool says %s", said, stack_info=True)
+        logging.getLogger("processors.leaky").error("module logger: %s", said)
+        logging.getLogger("psycopg.pool").warning("library: %s", said)
+        context.logger.warning("Transferring data at a rate of 5 rows/s")
+        session.transfer(flowfile, "success")
+
+    def on_stopped(self, context):  # type: ignore[no-untyped-def]
+        logging.getLogger("processors.leaky").warning("stopped: %s", self.configured["Password"])
+
+
+def test_tracebacks_services_and_every_logger_lose_the_secrets(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A traceback, a stack, a service's password, a module's or a library's logger and a
+    handler on the processor's own logger (before flowcore's): none shows a secret."""
+    flow = Flow("leaky")
+    flow.add_service(Pool("pool", password=POOL))
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    leaky = flow.add(Leaky(password=OWN, pool="pool"), name="leaky")
+    flow.connect(gen, leaky)
+    flow.auto_terminate(leaky, "success")
+    written = io.StringIO()
+    own_handler = logging.StreamHandler(written)
+    child = logging.getLogger("flowcore.processors.Leaky")
+    child.addHandler(own_handler)
+    try:
+        with caplog.at_level(logging.INFO):
+            run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    finally:
+        child.removeHandler(own_handler)
+    bulletins = json.dumps([b.message for b in read_bulletins(tmp_path / "repo")])
+    for shown in (caplog.text, written.getvalue(), bulletins):
+        assert OWN not in shown
+        assert POOL not in shown
+    assert "ValueError: postgresql://u:********@h/db ********" in caplog.text  # the traceback
+    assert "Stack (most recent call last)" in caplog.text
+    assert "module logger: postgresql://u:********@h/db" in caplog.text
+    assert "library: postgresql://u:********@h/db" in caplog.text
+    assert "stopped: ********" in caplog.text  # at the task's end, as it stops
+    assert "Traceback" in written.getvalue()
+    assert "a rate of 5" in bulletins
+    assert _files_holding(tmp_path / "repo", POOL) == []
+
+
+def test_a_thread_masks_the_secrets_of_its_own_processor_only() -> None:
+    """The secrets are the running context's: another thread's records keep their text, and a
+    record factory set since is wrapped again."""
+    logging.setLogRecordFactory(logging.LogRecord)  # an application replacing the factory
+    seen: dict[str, str] = {}
+    log = logging.getLogger("tests.secrets.threads")
+
+    def make(who: str) -> None:
+        seen[who] = log.makeRecord(log.name, logging.INFO, "", 0, "%s", (OWN,), None).getMessage()
+
+    with redacting(lambda: [OWN]):
+        make("masked")
+        other = threading.Thread(target=make, args=("other",))
+        other.start()
+        other.join()
+    make("after")
+    assert seen == {"masked": "********", "other": OWN, "after": OWN}
+
+
+def test_a_secret_too_short_to_mask_is_a_warning_and_left_in_messages(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A password "a" would turn every "a" into ********: it is left, and validation warns once."""
+    flow = Flow("short")
+    flow.add_service(Pool("pool", password="xy"))
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    leaky = flow.add(Leaky(password="a", pool="pool"), name="leaky")
+    flow.connect(gen, leaky)
+    flow.auto_terminate(leaky, "success")
+    assert [str(w) for w in short_secrets(flow)] == [
+        "Leaky 'leaky': the value of 'Password' is too short to be masked in logs; use a "
+        "secret of at least 4 characters",
+        "Pool service 'pool': the value of 'Password' is too short to be masked in logs; use "
+        "a secret of at least 4 characters",
+    ]
+    with caplog.at_level(logging.WARNING, logger="flowcore.validation"):
+        validate_flow(flow)
+        validate_flow(flow)
+    assert caplog.text.count("too short to be masked") == 2
+    with redacting(lambda: ["a"]):
+        logging.getLogger("tests.secrets.short").warning("at a rate of 5")
+    assert "at a rate of 5" in caplog.text
+
+
+def test_a_sensitive_value_beside_a_reference_is_neither_exported_nor_shown() -> None:
+    """``#{other}hunter2`` is a secret in clear: the Python export leaves it out, as the NiFi
+    one does, and validation shows it as ******** (NiFi's way)."""
+    flow = Flow("mixed", parameters={"other": _sensitive_parameter()})
+    flow.add_service(
+        Vault("vault", url="https://vault", **{"SENSITIVE.key": "#{other}hunter2-svc"})
+    )
+    gen = flow.add(GenerateFlowFile(), name="gen")
+    login = flow.add(Login(password="#{other}hunter2-proc", vault="vault"), name="login")
+    flow.connect(gen, login)
+    flow.auto_terminate(login, "success")
+    shown = flow_to_python(flow) + json.dumps(export_flow(flow).document)
+    problems = [str(p) for p in problems_of(flow)]
+    assert "hunter2" not in shown
+    assert not any("hunter2" in p for p in problems)
+    assert any("'Password' validated against '********'" in p for p in problems)
