@@ -34,6 +34,7 @@ from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALI
 from processors.sql import execute_base as base
 from processors.sql.database_types import database_type_descriptor
 from processors.sql.execute_base import fetch_batches
+from processors.sql.isolation import ISOLATION_LEVELS, isolated
 from processors.sql.pg_reads import Streamed as _Streamed
 from processors.sql.pg_reads import chunked_rows as _chunked_rows
 from processors.sql.pg_reads import is_psycopg as _is_psycopg
@@ -234,6 +235,7 @@ class ReadSettings:
         max_fragments: Maximum Number of Fragments (0: no limit).
         output_batch: Output Batch Size (0: unset).
         fetch: Fetch Size (0: the default).
+        isolation: Transaction Isolation Level as SQLAlchemy names it (None: not set).
     """
 
     table: str
@@ -245,6 +247,7 @@ class ReadSettings:
     max_fragments: int
     output_batch: int
     fetch: int
+    isolation: str | None = None
 
 
 class AbstractQueryDatabaseTable(SourceProcessor):
@@ -308,6 +311,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
             max_fragments=number(MAX_FRAGMENTS),
             output_batch=number(OUTPUT_BATCH_SIZE),
             fetch=number(FETCH_SIZE),
+            isolation=ISOLATION_LEVELS.get(context.get_property(TRANS_ISOLATION_LEVEL).value or ""),
         )
 
     @staticmethod
@@ -437,12 +441,24 @@ class AbstractQueryDatabaseTable(SourceProcessor):
     # --- listing (the driver) --------------------------------------------------------------
 
     @classmethod
-    def _fetch_one(cls, pool: Any, sql: str, params: list[str], *, autocommit: bool = False) -> Any:
-        """The one row a listing query returns (maxima, a count), read on a raw connection."""
+    def _fetch_one(
+        cls,
+        pool: Any,
+        sql: str,
+        params: list[str],
+        *,
+        autocommit: bool = False,
+        isolation: str | None = None,
+    ) -> Any:
+        """The one row a listing query returns (maxima, a count), read on a raw connection.
+
+        With *isolation* (Transaction Isolation Level) it is read in a transaction of it.
+        """
         raw = pool.engine().raw_connection()
         try:
             with (
-                _reading(raw, autocommit=autocommit),
+                isolated(pool, raw, isolation),
+                _reading(raw, autocommit=autocommit and isolation is None),
                 base.query_timeout(raw, _LISTING_TIMEOUT.get(), "listing query"),
             ):
                 cursor = raw.cursor()
@@ -491,7 +507,11 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         autocommit = _autocommit(context)
         try:
             row = self._fetch_one(
-                pool, f"SELECT {maxima} FROM {source}{where}", params, autocommit=autocommit
+                pool,
+                f"SELECT {maxima} FROM {source}{where}",
+                params,
+                autocommit=autocommit,
+                isolation=settings.isolation,
             )
         except base.QueryTimedOut:
             raise  # the table is locked or slow: asking it for its columns would wait again
@@ -571,10 +591,12 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         batched = settings.output_batch > 0
         fetch = settings.fetch or base.DEFAULT_FETCH
         transit = pool.transit_uri()
+        isolation = getattr(settings, "isolation", None)  # an item listed before it was kept
         raw = pool.engine().raw_connection()
         try:
             with (
-                _reading(raw, autocommit=_autocommit(context)),
+                isolated(pool, raw, isolation),
+                _reading(raw, autocommit=_autocommit(context) and isolation is None),
                 base.query_timeout(raw, _max_wait(context)),
             ):
                 started = time.monotonic()

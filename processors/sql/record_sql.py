@@ -232,6 +232,21 @@ class DmlWriter:
             )
         return found
 
+    def counters(self) -> dict[str, int]:
+        """NiFi's counters for what was written, added when the FlowFile's rows are.
+
+        "Batches Executed": each executed batch of at most Maximum Batch Size statements;
+        "<type> updates performed": one per record.
+        """
+        counts: dict[str, int] = {}
+        for (statement_type, _), plan in self.plans.items():
+            if plan.batches:
+                counts["Batches Executed"] = counts.get("Batches Executed", 0) + plan.batches
+            if plan.rows:
+                name = f"{statement_type} updates performed"
+                counts[name] = counts.get(name, 0) + plan.rows
+        return counts
+
     def write(self, connection: Any, batch: pa.RecordBatch, batch_size: int) -> int:
         """Write *batch*'s records; the number of rows written."""
         if self.type_path is None and self.data_path is None:
