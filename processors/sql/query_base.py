@@ -34,13 +34,19 @@ from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALI
 from processors.sql import execute_base as base
 from processors.sql.database_types import database_type_descriptor
 from processors.sql.execute_base import fetch_batches
-from processors.sql.isolation import ISOLATION_LEVELS, isolated
+from processors.sql.isolation import TRANS_ISOLATION_LEVEL, isolated, isolation_of
 from processors.sql.pg_reads import Streamed as _Streamed
 from processors.sql.pg_reads import chunked_rows as _chunked_rows
 from processors.sql.pg_reads import is_psycopg as _is_psycopg
 from processors.sql.pg_reads import reading as _reading
 
-__all__ = ["BINARY_SAME_TYPES", "AbstractQueryDatabaseTable", "ReadSettings", "state_key"]
+__all__ = [
+    "BINARY_SAME_TYPES",
+    "TRANS_ISOLATION_LEVEL",
+    "AbstractQueryDatabaseTable",
+    "ReadSettings",
+    "state_key",
+]
 
 _ENV = ExpressionLanguageScope.ENVIRONMENT
 NAMESPACE_DELIMITER = "@!@"
@@ -162,19 +168,6 @@ MAX_FRAGMENTS = PropertyDescriptor(
     validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
     el_scope=_ENV,
     aliases=("qdbt-max-frags",),
-)
-TRANS_ISOLATION_LEVEL = PropertyDescriptor(
-    "Transaction Isolation Level",
-    description="This setting will set the transaction isolation level for the database "
-    "connection for drivers that support this setting",
-    aliases=("transaction-isolation-level",),
-    allowable_values=(
-        AllowableValue("0", "TRANSACTION_NONE"),
-        AllowableValue("2", "TRANSACTION_READ_COMMITTED"),
-        AllowableValue("1", "TRANSACTION_READ_UNCOMMITTED"),
-        AllowableValue("4", "TRANSACTION_REPEATABLE_READ"),
-        AllowableValue("8", "TRANSACTION_SERIALIZABLE"),
-    ),
 )
 
 #: PostgreSQL type OIDs whose binary results psycopg loads into the values their text gives
@@ -311,7 +304,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
             max_fragments=number(MAX_FRAGMENTS),
             output_batch=number(OUTPUT_BATCH_SIZE),
             fetch=number(FETCH_SIZE),
-            isolation=ISOLATION_LEVELS.get(context.get_property(TRANS_ISOLATION_LEVEL).value or ""),
+            isolation=isolation_of(self, context),
         )
 
     @staticmethod
