@@ -65,7 +65,7 @@ from processors.sql.put_record_properties import (
     USE_ATTR_TYPE,
     USE_RECORD_PATH,
 )
-from processors.sql.record_sql import DmlWriter, execute_sql_field, run_statements
+from processors.sql.record_sql import DmlWriter, execute_sql_field, rebatch, run_statements
 from processors.sql.record_statements import SCHEMAS
 from processors.sql.statements import describe_error, is_retryable, split_statements
 
@@ -226,7 +226,8 @@ class PutDatabaseRecord(Processor):
                 writer = self._writer(
                     context, flowfile, connection, pool.enabling(), statement_type, table_name
                 )
-                for batch in records:  # Max Wait Time bounds each record batch's statements
+                # NiFi's batches of Maximum Batch Size span the reader's chunks.
+                for batch in rebatch(records, batch_size):  # Max Wait Time bounds each one's
                     with query_timeout(connection.connection, timeout, "statement"):
                         count += writer.write(connection, batch, batch_size)
                 counters.update(writer.counters())
