@@ -48,6 +48,7 @@ from processors.sql.put_record_properties import (
     PROPERTIES,
     PUT_DATABASE_RECORD_ERROR,
     QUERY_TIMEOUT,
+    QUOTE_TABLE_IDENTIFIER,
     RECORD_READER,
     REL_FAILURE,
     REL_RETRY,
@@ -64,7 +65,7 @@ from processors.sql.put_record_properties import (
     USE_ATTR_TYPE,
     USE_RECORD_PATH,
 )
-from processors.sql.record_sql import DmlWriter, execute_sql_field, run_statements
+from processors.sql.record_sql import DmlWriter, execute_sql_field, rebatch, run_statements
 from processors.sql.record_statements import SCHEMAS
 from processors.sql.statements import describe_error, is_retryable, split_statements
 
@@ -189,6 +190,7 @@ class PutDatabaseRecord(Processor):
             context.get_property(QUERY_TIMEOUT).evaluate_attribute_expressions(flowfile)
         )
         count = 0
+        counters: dict[str, int] = {}  # NiFi's, adjusted once the FlowFile's rows are written
         with (
             engine.connect() as connection,
             connection.begin(),
@@ -224,9 +226,11 @@ class PutDatabaseRecord(Processor):
                 writer = self._writer(
                     context, flowfile, connection, pool.enabling(), statement_type, table_name
                 )
-                for batch in records:  # Max Wait Time bounds each record batch's statements
+                # NiFi's batches of Maximum Batch Size span the reader's chunks.
+                for batch in rebatch(records, batch_size):  # Max Wait Time bounds each one's
                     with query_timeout(connection.connection, timeout, "statement"):
                         count += writer.write(connection, batch, batch_size)
+                counters.update(writer.counters())
             post = self._sql(context, flowfile, POST_PROCESSING_SQL)
             if post:
                 places.append(POST_PROCESSING_SQL.name)
@@ -241,6 +245,8 @@ class PutDatabaseRecord(Processor):
                 prepared.prepare(connection, gid, places)
         if gid is not None:
             session.after_commit({"op": "commit_prepared", "gid": gid})
+        for name, delta in counters.items():
+            session.adjust_counter(name, delta)
         return count
 
     @staticmethod
@@ -275,7 +281,14 @@ class PutDatabaseRecord(Processor):
             return context.get_property(descriptor).evaluate_attribute_expressions(flowfile).value
 
         limit = context.get_property(TABLE_SCHEMA_CACHE_SIZE).as_integer() or 0
-        table = SCHEMAS.get(connection, enabling, value(SCHEMA_NAME) or None, table_name, limit)
+        table = SCHEMAS.get(
+            connection,
+            enabling,
+            value(SCHEMA_NAME) or None,
+            table_name,
+            limit,
+            quoted=bool(context.get_property(QUOTE_TABLE_IDENTIFIER).as_boolean()),
+        )
         type_path = context.get_property(STATEMENT_TYPE_RECORD_PATH).value
         data_path = context.get_property(DATA_RECORD_PATH).value
         return DmlWriter(

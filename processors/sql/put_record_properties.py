@@ -11,6 +11,7 @@ from flowcore.relationship import Relationship
 from flowcore.validators import (
     NON_EMPTY_VALIDATOR,
     NON_NEGATIVE_INTEGER_VALIDATOR,
+    REGULAR_EXPRESSION_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
 )
 from processors.lookup_record import RECORD_PATH_VALIDATOR
@@ -161,10 +162,63 @@ BINARY_STRING_FORMAT = PropertyDescriptor(
 TRANSLATE_FIELD_NAMES = PropertyDescriptor(
     "Translate Field Names",
     description="If true, the Processor will attempt to translate field names into the "
-    "appropriate column names for the table specified (case and underscores ignored).",
+    "appropriate column names for the table specified. If false, the field names must match "
+    "the column names exactly, or the column will not be updated",
     default="true",
     allowable_values=("true", "false"),
     aliases=("put-db-record-translate-field-names",),
+)
+#: NiFi's TranslationStrategy values (the enum's names), as its NameNormalizers apply them.
+REMOVE_UNDERSCORE = "REMOVE_UNDERSCORE"
+REMOVE_SPACE = "REMOVE_SPACE"
+REMOVE_UNDERSCORE_AND_SPACE = "REMOVE_UNDERSCORE_AND_SPACE"
+REMOVE_ALL_SPECIAL_CHAR = "REMOVE_ALL_SPECIAL_CHAR"
+PATTERN = "PATTERN"
+TRANSLATION_STRATEGY = PropertyDescriptor(
+    "Column Name Translation Strategy",
+    description="The strategy used to normalize table column name. Column Name will be "
+    "uppercased to do case-insensitive matching irrespective of strategy",
+    required=True,
+    default=REMOVE_UNDERSCORE,
+    allowable_values=(
+        AllowableValue(
+            REMOVE_UNDERSCORE,
+            "Remove Underscore",
+            "Underscores '_' will be removed from column names Ex: 'Pics_1_23' becomes 'PICS123'",
+        ),
+        AllowableValue(
+            REMOVE_SPACE,
+            "Remove Space",
+            "Spaces will be removed from column names Ex. 'User Name' becomes 'USERNAME'",
+        ),
+        AllowableValue(
+            REMOVE_UNDERSCORE_AND_SPACE,
+            "Remove Underscores and Spaces",
+            "Spaces and Underscores will be removed from column names Ex. 'User_1 Name' "
+            "becomes 'USER1NAME'",
+        ),
+        AllowableValue(
+            REMOVE_ALL_SPECIAL_CHAR,
+            "Remove Regular Expression Characters",
+            "Remove Regular Expression Characters Ex. 'user-id' becomes USERID ,"
+            "total(estimated) become TOTALESTIMATED",
+        ),
+        AllowableValue(
+            PATTERN,
+            "Regular Expression",
+            "Remove characters matching this Regular Expression from the column names Ex.1. "
+            "'\\d' will  Remove all numbers 2. '[^a-zA-Z0-9_]' will remove special characters "
+            "except underscore",
+        ),
+    ),
+    dependencies=((TRANSLATE_FIELD_NAMES, "true"),),
+)
+TRANSLATION_PATTERN = PropertyDescriptor(
+    "Column Name Translation Pattern",
+    description="Column name will be normalized with this regular expression",
+    required=True,
+    validators=(NON_EMPTY_VALIDATOR, REGULAR_EXPRESSION_VALIDATOR),
+    dependencies=((TRANSLATION_STRATEGY, PATTERN),),
 )
 IGNORE_UNMATCHED_FIELD = "Ignore Unmatched Fields"
 FAIL_UNMATCHED_FIELD = "Fail on Unmatched Fields"
@@ -308,6 +362,8 @@ PROPERTIES = (
     TABLE_NAME,
     BINARY_STRING_FORMAT,
     TRANSLATE_FIELD_NAMES,
+    TRANSLATION_STRATEGY,
+    TRANSLATION_PATTERN,
     UNMATCHED_FIELD_BEHAVIOR,
     UNMATCHED_COLUMN_BEHAVIOR,
     UPDATE_KEYS,

@@ -34,12 +34,19 @@ from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALI
 from processors.sql import execute_base as base
 from processors.sql.database_types import database_type_descriptor
 from processors.sql.execute_base import fetch_batches
+from processors.sql.isolation import TRANS_ISOLATION_LEVEL, isolated, isolation_of
 from processors.sql.pg_reads import Streamed as _Streamed
 from processors.sql.pg_reads import chunked_rows as _chunked_rows
 from processors.sql.pg_reads import is_psycopg as _is_psycopg
 from processors.sql.pg_reads import reading as _reading
 
-__all__ = ["BINARY_SAME_TYPES", "AbstractQueryDatabaseTable", "ReadSettings", "state_key"]
+__all__ = [
+    "BINARY_SAME_TYPES",
+    "TRANS_ISOLATION_LEVEL",
+    "AbstractQueryDatabaseTable",
+    "ReadSettings",
+    "state_key",
+]
 
 _ENV = ExpressionLanguageScope.ENVIRONMENT
 NAMESPACE_DELIMITER = "@!@"
@@ -162,19 +169,6 @@ MAX_FRAGMENTS = PropertyDescriptor(
     el_scope=_ENV,
     aliases=("qdbt-max-frags",),
 )
-TRANS_ISOLATION_LEVEL = PropertyDescriptor(
-    "Transaction Isolation Level",
-    description="This setting will set the transaction isolation level for the database "
-    "connection for drivers that support this setting",
-    aliases=("transaction-isolation-level",),
-    allowable_values=(
-        AllowableValue("0", "TRANSACTION_NONE"),
-        AllowableValue("2", "TRANSACTION_READ_COMMITTED"),
-        AllowableValue("1", "TRANSACTION_READ_UNCOMMITTED"),
-        AllowableValue("4", "TRANSACTION_REPEATABLE_READ"),
-        AllowableValue("8", "TRANSACTION_SERIALIZABLE"),
-    ),
-)
 
 #: PostgreSQL type OIDs whose binary results psycopg loads into the values their text gives
 #: (bool, bytea, name, int8, int2, int4, text, oid, json, float8, inet, int4[], text[], bpchar,
@@ -234,6 +228,7 @@ class ReadSettings:
         max_fragments: Maximum Number of Fragments (0: no limit).
         output_batch: Output Batch Size (0: unset).
         fetch: Fetch Size (0: the default).
+        isolation: Transaction Isolation Level as SQLAlchemy names it (None: not set).
     """
 
     table: str
@@ -245,6 +240,7 @@ class ReadSettings:
     max_fragments: int
     output_batch: int
     fetch: int
+    isolation: str | None = None
 
 
 class AbstractQueryDatabaseTable(SourceProcessor):
@@ -308,6 +304,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
             max_fragments=number(MAX_FRAGMENTS),
             output_batch=number(OUTPUT_BATCH_SIZE),
             fetch=number(FETCH_SIZE),
+            isolation=isolation_of(self, context),
         )
 
     @staticmethod
@@ -437,12 +434,24 @@ class AbstractQueryDatabaseTable(SourceProcessor):
     # --- listing (the driver) --------------------------------------------------------------
 
     @classmethod
-    def _fetch_one(cls, pool: Any, sql: str, params: list[str], *, autocommit: bool = False) -> Any:
-        """The one row a listing query returns (maxima, a count), read on a raw connection."""
+    def _fetch_one(
+        cls,
+        pool: Any,
+        sql: str,
+        params: list[str],
+        *,
+        autocommit: bool = False,
+        isolation: str | None = None,
+    ) -> Any:
+        """The one row a listing query returns (maxima, a count), read on a raw connection.
+
+        With *isolation* (Transaction Isolation Level) it is read in a transaction of it.
+        """
         raw = pool.engine().raw_connection()
         try:
             with (
-                _reading(raw, autocommit=autocommit),
+                isolated(pool, raw, isolation),
+                _reading(raw, autocommit=autocommit and isolation is None),
                 base.query_timeout(raw, _LISTING_TIMEOUT.get(), "listing query"),
             ):
                 cursor = raw.cursor()
@@ -491,7 +500,11 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         autocommit = _autocommit(context)
         try:
             row = self._fetch_one(
-                pool, f"SELECT {maxima} FROM {source}{where}", params, autocommit=autocommit
+                pool,
+                f"SELECT {maxima} FROM {source}{where}",
+                params,
+                autocommit=autocommit,
+                isolation=settings.isolation,
             )
         except base.QueryTimedOut:
             raise  # the table is locked or slow: asking it for its columns would wait again
@@ -571,10 +584,12 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         batched = settings.output_batch > 0
         fetch = settings.fetch or base.DEFAULT_FETCH
         transit = pool.transit_uri()
+        isolation = getattr(settings, "isolation", None)  # an item listed before it was kept
         raw = pool.engine().raw_connection()
         try:
             with (
-                _reading(raw, autocommit=_autocommit(context)),
+                isolated(pool, raw, isolation),
+                _reading(raw, autocommit=_autocommit(context) and isolation is None),
                 base.query_timeout(raw, _max_wait(context)),
             ):
                 started = time.monotonic()

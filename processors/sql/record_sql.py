@@ -31,7 +31,13 @@ from processors.sql.execute_base import QueryTimedOut, query_timeout
 from processors.sql.record_statements import StatementPlan
 from processors.sql.statements import describe_error, is_retryable, split_statements
 
-__all__ = ["DmlWriter", "execute_sql_field", "run_statements", "statement_type_of"]
+__all__ = [
+    "DmlWriter",
+    "execute_sql_field",
+    "rebatch",
+    "run_statements",
+    "statement_type_of",
+]
 
 #: Statement Type Record Path values (upper case) and the statement type each means.
 RECORD_PATH_TYPES = {
@@ -136,6 +142,44 @@ def execute_sql_field(
     return count
 
 
+def rebatch(batches: Iterable[pa.RecordBatch], size: int) -> Iterator[pa.RecordBatch]:
+    """*batches* regrouped into batches of exactly *size* rows, in order.
+
+    NiFi fills each JDBC batch across the records of a FlowFile, not per reader chunk, so its
+    Maximum Batch Size batches (and its "Batches Executed" counter) are these: the last, or
+    the last before a schema change, has fewer rows. At most *size* rows wait (0: *batches*
+    as they are, streamed).
+    """
+    if size <= 0:
+        yield from batches
+        return
+    pending: list[pa.RecordBatch] = []
+    count = 0
+    for batch in batches:
+        if pending and batch.schema != pending[0].schema:
+            yield from _joined(pending)
+            pending, count = [], 0
+        start = 0
+        while start < batch.num_rows:
+            take = min(size - count, batch.num_rows - start)
+            pending.append(batch.slice(start, take))
+            count += take
+            start += take
+            if count == size:
+                yield from _joined(pending)
+                pending, count = [], 0
+    if pending:
+        yield from _joined(pending)
+
+
+def _joined(parts: list[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """*parts* (one schema) as one batch."""
+    if len(parts) == 1:
+        yield parts[0]
+    else:
+        yield pa.Table.from_batches(parts).combine_chunks().to_batches()[0]
+
+
 def statement_type_of(path: RecordPath, record: dict[str, Any]) -> str:
     """The statement type Statement Type Record Path gives *record* (NiFi's messages).
 
@@ -231,6 +275,21 @@ class DmlWriter:
                 self.binary_format,
             )
         return found
+
+    def counters(self) -> dict[str, int]:
+        """NiFi's counters for what was written, added when the FlowFile's rows are.
+
+        "Batches Executed": each executed batch of at most Maximum Batch Size statements;
+        "<type> updates performed": one per record.
+        """
+        counts: dict[str, int] = {}
+        for (statement_type, _), plan in self.plans.items():
+            if plan.batches:
+                counts["Batches Executed"] = counts.get("Batches Executed", 0) + plan.batches
+            if plan.rows:
+                name = f"{statement_type} updates performed"
+                counts[name] = counts.get(name, 0) + plan.rows
+        return counts
 
     def write(self, connection: Any, batch: pa.RecordBatch, batch_size: int) -> int:
         """Write *batch*'s records; the number of rows written."""

@@ -12,8 +12,10 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import functools
+import re
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import pyarrow as pa
@@ -26,13 +28,27 @@ from processors.sql.put_record_properties import (
     BINARY_STRING_FORMAT_HEXADECIMAL,
     FAIL_UNMATCHED_COLUMN,
     FAIL_UNMATCHED_FIELD,
+    PATTERN,
+    REMOVE_ALL_SPECIAL_CHAR,
+    REMOVE_SPACE,
+    REMOVE_UNDERSCORE,
+    REMOVE_UNDERSCORE_AND_SPACE,
     TRANSLATE_FIELD_NAMES,
+    TRANSLATION_PATTERN,
+    TRANSLATION_STRATEGY,
     UNMATCHED_COLUMN_BEHAVIOR,
     UNMATCHED_FIELD_BEHAVIOR,
     WARNING_UNMATCHED_COLUMN,
 )
 
-__all__ = ["SCHEMAS", "StatementPlan", "TableSchemas", "epoch_instant", "translate"]
+__all__ = [
+    "SCHEMAS",
+    "StatementPlan",
+    "TableSchemas",
+    "epoch_instant",
+    "translate",
+    "translator",
+]
 
 
 #: NiFi's ObjectLocalDateTimeFieldConverter bounds: an integer above the year 10,000 in
@@ -75,9 +91,47 @@ def epoch_instant(value: Any) -> dt.datetime | None:
     return _EPOCH + dt.timedelta(milliseconds=number)
 
 
-def translate(name: str) -> str:
-    """NiFi's default translation: upper case without underscores (and spaces)."""
-    return name.upper().replace("_", "").replace(" ", "")
+#: NiFi's RemoveAllSpecialCharNormalizer: every character but ASCII letters and digits.
+_SPECIAL = re.compile(r"[^a-zA-Z0-9]")
+#: NiFi's NameNormalizers, by Column Name Translation Strategy (PATTERN: see translator()).
+_NORMALIZERS: dict[str, Callable[[str], str]] = {
+    REMOVE_UNDERSCORE: lambda name: name.replace("_", ""),
+    REMOVE_SPACE: lambda name: name.replace(" ", ""),
+    REMOVE_UNDERSCORE_AND_SPACE: lambda name: name.replace("_", "").replace(" ", ""),
+    REMOVE_ALL_SPECIAL_CHAR: lambda name: _SPECIAL.sub("", name),
+}
+
+
+def _java_trim(text: str) -> str:
+    """Java's ``String.trim``: characters up to U+0020 off both ends (not Unicode spaces)."""
+    return text.strip("".join(chr(c) for c in range(0x21)))
+
+
+def translate(name: str, strategy: str = REMOVE_UNDERSCORE, pattern: str | None = None) -> str:
+    """*name* as NiFi's ``TableSchema.normalizedName`` makes it: normalized, trimmed, upper.
+
+    The strategy (Column Name Translation Strategy) removes underscores (NiFi's default),
+    spaces, both, every character but letters and digits, or what *pattern* (Column Name
+    Translation Pattern) matches; case is ignored whatever the strategy.
+    """
+    if strategy == PATTERN:
+        normalized = re.sub(pattern, "", name) if pattern else name
+    else:
+        normalized = _NORMALIZERS[strategy](name)
+    return _java_trim(normalized).upper()
+
+
+def translator(context: ProcessContext) -> Callable[[str], str]:
+    """How the processor's field and column names are compared (NiFi's normalizedName).
+
+    Translate Field Names off: as they are; on: :func:`translate` by the Column Name
+    Translation Strategy.
+    """
+    if not context.get_property(TRANSLATE_FIELD_NAMES).as_boolean():
+        return lambda name: name
+    strategy = context.get_property(TRANSLATION_STRATEGY).value or REMOVE_UNDERSCORE
+    pattern = context.get_property(TRANSLATION_PATTERN).value if strategy == PATTERN else None
+    return functools.partial(translate, strategy=strategy, pattern=pattern)
 
 
 class TableSchemas:
@@ -89,36 +143,74 @@ class TableSchemas:
     """
 
     def __init__(self) -> None:
-        self.tables: dict[tuple[int, str, str | None, str], Any] = {}
+        self.tables: dict[tuple[int, str, str | None, str, bool], Any] = {}
         self.lock = threading.Lock()
 
     def get(
-        self, connection: Any, enabling: int, schema: str | None, table: str, limit: int
+        self,
+        connection: Any,
+        enabling: int,
+        schema: str | None,
+        table: str,
+        limit: int,
+        *,
+        quoted: bool = False,
     ) -> Any:
         """*table* of *schema* as SQLAlchemy reflects it, read once per enabling of the pool.
 
         Read through the FlowFile's *connection*: a table its Pre-Processing SQL creates is
-        seen (NiFi reads the table after that SQL too).
-        """
-        import sqlalchemy as sa  # noqa: PLC0415
+        seen (NiFi reads the table after that SQL too). Unless *quoted* (Quote Table
+        Identifiers: the names are exact), a name not found as given is looked up as the
+        database folds an unquoted one (``PERSONS`` is PostgreSQL's ``persons``, ``persons``
+        Oracle's ``PERSONS``), as NiFi's SQL names it unquoted.
 
-        engine = connection.engine
-        key = (enabling, engine.url.render_as_string(hide_password=True), schema, table)
+        Raises:
+            ProcessException: no such table (either spelling).
+        """
+        key = (
+            enabling,
+            connection.engine.url.render_as_string(hide_password=True),
+            schema,
+            table,
+            quoted,
+        )
         with self.lock:
             found = self.tables.get(key)
         if found is not None:
             return found
-        try:
-            reflected = sa.Table(table, sa.MetaData(), schema=schema, autoload_with=connection)
-        except sa.exc.NoSuchTableError:
-            where = f"{schema}.{table}" if schema else table
-            msg = f"table {where!r} does not exist"
-            raise ProcessException(msg) from None
+        reflected = _reflect(connection, schema, table, quoted=quoted)
         with self.lock:
             if limit and len(self.tables) >= limit:
                 self.tables.pop(next(iter(self.tables)))
             self.tables[key] = reflected
         return reflected
+
+
+def _reflect(connection: Any, schema: str | None, table: str, *, quoted: bool) -> Any:
+    """*table* reflected: as given, then (not *quoted*) in the database's case.
+
+    SQLAlchemy takes an all-lower-case name as case-insensitive and each dialect folds it as
+    its database folds unquoted names (PostgreSQL lower, Oracle upper).
+    """
+    import sqlalchemy as sa  # noqa: PLC0415
+
+    tries = [(schema, table)]
+    if not quoted:
+        folded = (schema.lower() if schema else schema, table.lower())
+        if folded != tries[0]:
+            tries.append(folded)
+    for name_schema, name in tries:
+        try:
+            return sa.Table(name, sa.MetaData(), schema=name_schema, autoload_with=connection)
+        except sa.exc.NoSuchTableError:
+            continue
+    where = f"{schema}.{table}" if schema else table
+    hint = "" if quoted else " (nor in the database's case for unquoted names)"
+    msg = (
+        f"table {where!r} does not exist{hint}: ensure the Schema Name and Table Name match "
+        "those in the database"
+    )
+    raise ProcessException(msg)
 
 
 #: The process's reflected tables (all PutDatabaseRecords share it).
@@ -153,6 +245,10 @@ class StatementPlan:
         self.keys = keys
         self.dialect = dialect
         self.binary_format = binary_format
+        #: Batches executed and rows written (NiFi's "Batches Executed" and "<type> updates
+        #: performed" counters).
+        self.batches = 0
+        self.rows = 0
         #: Columns of binary types: their strings and byte arrays become bytes (NiFi's).
         self.binary = {
             c
@@ -185,12 +281,12 @@ class StatementPlan:
             ProcessException: a field no column takes (Fail on Unmatched Fields), a required
                 column no field gives (Fail on Unmatched Columns), no key to UPDATE by.
         """
-        translating = context.get_property(TRANSLATE_FIELD_NAMES).as_boolean()
+        normal = translator(context)
         columns = {c.name: c for c in table.columns}
-        lookup = {(translate(n) if translating else n): n for n in columns}
+        lookup = {normal(n): n for n in columns}
         fields: dict[str, str] = {}
         for name in schema.names:
-            column = lookup.get(translate(name) if translating else name)
+            column = lookup.get(normal(name))
             if column is None:
                 if context.get_property(UNMATCHED_FIELD_BEHAVIOR).value == FAIL_UNMATCHED_FIELD:
                     msg = f"Cannot map field '{name}' to any column in the database"
@@ -227,9 +323,7 @@ class StatementPlan:
                 context.logger.warning(text)
         if keys_text:
             keys = [
-                lookup.get(translate(k.strip()) if translating else k.strip(), k.strip())
-                for k in keys_text.split(",")
-                if k.strip()
+                lookup.get(normal(k.strip()), k.strip()) for k in keys_text.split(",") if k.strip()
             ]
         elif statement_type == "DELETE":
             keys = []  # every field the record gives, NULL matching NULL (NiFi's)
@@ -265,13 +359,18 @@ class StatementPlan:
             for start in range(0, batch.num_rows, size):
                 part = {name: values[start : start + size] for name, values in columns.items()}
                 column_insert(connection, self.table, part, kinds)
+                self.batches += 1
+            self.rows += batch.num_rows
             return batch.num_rows
         names = list(columns)
         rows = [dict(zip(names, row, strict=True)) for row in zip(*columns.values(), strict=True)]
         count = 0
         for chunk in _chunks(rows, batch_size):
-            self.execute(connection, chunk)
+            if chunk:
+                self.execute(connection, chunk)
+                self.batches += 1
             count += len(chunk)
+        self.rows += count
         return count
 
     def values(self, batch: pa.RecordBatch) -> tuple[dict[str, list[Any]], dict[str, pa.DataType]]:

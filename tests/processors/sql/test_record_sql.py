@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 
+import pyarrow as pa
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from flowcore.errors import InvalidProcessorError, ProcessException
 from flowcore.testing import TestRunner
+from processors.sql.record_sql import rebatch
 from tests.processors.sql.put_runners import PERSONS, pg_persons, put_runner
 
 
@@ -227,3 +231,29 @@ def test_pre_post_processing_sql(postgres) -> None:
     error = runner.flowfiles_for("failure")[0].attributes["putdatabaserecord.error"]
     assert "Failed to execute Pre-Processing SQL Statement [DROP TABLE unknown]" in error
     assert postgres.execute("select count(*) from persons") == [(1,)]
+
+
+@given(
+    st.lists(st.integers(min_value=0, max_value=12), max_size=8),
+    st.integers(min_value=0, max_value=7),
+    st.integers(min_value=0, max_value=8),
+)
+def test_rebatch_fills_batches_across_chunks(chunks: list[int], size: int, switch: int) -> None:
+    """rebatch: rows in order, every batch *size* rows but the last before a schema change or
+    the end (NiFi's Maximum Batch Size spans the reader's chunks); 0 keeps the chunks."""
+    batches = []
+    start = 0
+    for index, rows in enumerate(chunks):
+        kind = pa.int64() if index < switch else pa.int32()  # a schema change part way
+        batches.append(pa.record_batch({"id": pa.array(range(start, start + rows), kind)}))
+        start += rows
+    out = list(rebatch(batches, size))
+    assert [v for b in out for v in b.column("id").to_pylist()] == list(range(start))
+    if size == 0:
+        assert out == batches
+        return
+    for schema in {b.schema for b in batches}:
+        sizes = [b.num_rows for b in out if b.schema == schema]
+        expected = sum(b.num_rows for b in batches if b.schema == schema)
+        full, rest = divmod(expected, size)
+        assert sizes == [size] * full + ([rest] if rest else [])

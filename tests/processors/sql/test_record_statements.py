@@ -19,6 +19,7 @@ from processors.sql.record_statements import (
     YEAR_TEN_THOUSAND_MILLIS,
     YEAR_TEN_THOUSAND_SECONDS,
     epoch_instant,
+    translate,
 )
 from tests.processors.sql.put_runners import PERSONS, person_runner, pg_persons
 
@@ -62,6 +63,24 @@ def test_not_a_number() -> None:
     """Text that is no number, booleans and other values are not instants (None)."""
     for value in ("2024-02-06 11:51:28", "", "12a", True, None, b"1"):
         assert epoch_instant(value) is None
+
+
+@pytest.mark.parametrize(
+    ("name", "strategy", "pattern", "expected"),
+    [  # NiFi's TranslationStrategy descriptions' examples, and its trim
+        ("Pics_1_23", "REMOVE_UNDERSCORE", None, "PICS123"),
+        (" User Name\t", "REMOVE_UNDERSCORE", None, "USER NAME"),
+        ("User Name", "REMOVE_SPACE", None, "USERNAME"),
+        ("User_1 Name", "REMOVE_UNDERSCORE_AND_SPACE", None, "USER1NAME"),
+        ("user-id", "REMOVE_ALL_SPECIAL_CHAR", None, "USERID"),
+        ("total(estimated)", "REMOVE_ALL_SPECIAL_CHAR", None, "TOTALESTIMATED"),
+        ("col_1_2", "PATTERN", r"\d", "COL__"),
+        ("a-b_c", "PATTERN", "[^a-zA-Z0-9_]", "AB_C"),
+    ],
+)
+def test_translate_as_nifis_normalizers(name, strategy, pattern, expected) -> None:
+    """NiFi's NameNormalizers then trim and upper case (TableSchema.normalizedName)."""
+    assert translate(name, strategy, pattern) == expected
 
 
 def test_delete_matches_every_field_without_delete_keys(postgres) -> None:
