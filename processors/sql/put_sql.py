@@ -12,6 +12,7 @@ connection lost); with Rollback On Failure the session rolls back instead.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -257,6 +258,7 @@ class PutSQL(Processor):
         auto_commit = context.get_property(AUTO_COMMIT).as_boolean()
         keys: list[str | None] = []
         current: FlowFile | None = None
+        started = time.monotonic()
         try:
             raw = engine.raw_connection()
             try:
@@ -308,11 +310,13 @@ class PutSQL(Processor):
                     failed = session.put_all_attributes(flowfile, _error_attributes(error))
                 session.transfer(session.penalize(failed), target)
             return
+        # NiFi's SEND per FlowFile: the database's URL, the transaction's time, no details.
+        millis = int((time.monotonic() - started) * 1000)
         for original, key in zip(group, keys, strict=True):
             done = original
             if key is not None:
                 done = session.put_attribute(original, "sql.generated.key", key)
-            session.provenance.send(done, pool.transit_uri())
+            session.provenance.send(done, pool.transit_uri(), duration_ms=millis)
             session.transfer(done, REL_SUCCESS)
 
 
