@@ -8,7 +8,10 @@ from pathlib import Path
 import pytest
 
 from flowcore.errors import ProcessException
+from flowcore.flowfile import FlowFile
+from flowcore.session.host import FlowFileFilterResult
 from flowcore.testing import TestRunner
+from processors.sql.put_sql import PutSQL, _TransactionFilter
 from tests.processors.sql.put_sql_runners import pg_runner, sql_args, sqlite_rows, sqlite_runner
 
 
@@ -31,6 +34,41 @@ def test_direct_statement_and_parameters(tmp_path: Path) -> None:
     runner.assert_all_flowfiles_transferred("success", 2)
     assert sqlite_rows(path) == [(1, "Mark", 84), (2, "Jeff", 48)]
     assert {e.event_type.value for e in runner.provenance_events} == {"SEND"}
+
+
+@pytest.mark.parametrize("auto_commit", [None, "false"])
+def test_direct_statements_and_commit_on_cleanup(tmp_path: Path, auto_commit: str | None) -> None:
+    """NiFi's testDirectStatements and testCommitOnCleanup: an INSERT, then an UPDATE in a
+    later trigger, each committed (read back through another connection), with Database
+    Session AutoCommit left at its default or set to false."""
+    props = {"Database Session AutoCommit": auto_commit} if auto_commit else {}
+    runner, path = sqlite_runner(tmp_path, **props)
+    runner.enqueue("INSERT INTO PERSONS (ID, NAME, CODE) VALUES (1, 'Mark', 84)")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert sqlite_rows(path) == [(1, "Mark", 84)]
+    runner.enqueue("UPDATE PERSONS SET NAME='George' WHERE ID=1")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 2)
+    assert sqlite_rows(path) == [(1, "George", 84)]
+
+
+def test_statements_with_prepared_parameters(tmp_path: Path) -> None:
+    """NiFi's testStatementsWithPreparedParameters: an INSERT, then an UPDATE, each binding
+    its sql.args."""
+    runner, path = sqlite_runner(tmp_path)
+    runner.enqueue(
+        "INSERT INTO PERSONS (ID, NAME, CODE) VALUES (?, ?, ?)",
+        sql_args((4, "1"), (12, "Mark"), (4, "84")),
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert sqlite_rows(path) == [(1, "Mark", 84)]
+    runner.clear_transfer_state()
+    runner.enqueue("UPDATE PERSONS SET NAME=? WHERE ID=?", sql_args((12, "George"), (4, "1")))
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert sqlite_rows(path) == [(1, "George", 84)]
 
 
 def test_failure_and_bad_argument(tmp_path: Path) -> None:
@@ -78,28 +116,109 @@ def test_incomplete_fragments_wait(tmp_path: Path) -> None:
 
 
 def test_sql_statement_property(tmp_path: Path) -> None:
-    """SQL Statement (Expression Language) wins over the content."""
+    """NiFi's testStatementsFromProperty: SQL Statement (Expression Language) wins over the
+    content, an INSERT and then, the property changed, an UPDATE."""
     runner, path = sqlite_runner(
         tmp_path, **{"SQL Statement": "INSERT INTO PERSONS (ID, NAME) VALUES (${id}, 'p')"}
     )
     runner.enqueue("ignored", {"id": "7"})
     runner.run()
     assert sqlite_rows(path) == [(7, "p", None)]
+    runner.set_property("SQL Statement", "UPDATE PERSONS SET NAME='George' WHERE ID=${id}")
+    runner.enqueue("ignored", {"id": "7"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 2)
+    assert sqlite_rows(path) == [(7, "George", None)]
 
 
-def test_multiple_statements_within_flowfile(postgres) -> None:
-    """NiFi's testMultipleStatementsWithinFlowFile: two statements with parameters in one
-    FlowFile fail (a prepared statement is one statement) with the error attributes."""
-    runner = pg_runner(postgres, "id integer primary key, name varchar(100), code integer")
-    runner.enqueue(
-        "INSERT INTO pg_persons (ID, NAME, CODE) VALUES (?, ?, ?); "
-        "UPDATE pg_persons SET NAME='George' WHERE ID=?; ",
-        sql_args((4, "1"), (12, "Mark"), (4, "84"), (4, "1")),
+def test_nifi_1_property_names_are_accepted() -> None:
+    """NiFi's testMigrateProperties: the old internal names set today's properties."""
+    renamed = {
+        "putsql-sql-statement": ("SQL Statement", "SELECT 1"),
+        "database-session-autocommit": ("Database Session AutoCommit", "true"),
+        "rollback-on-failure": ("Rollback On Failure", "true"),
+    }
+    for old, (new, value) in renamed.items():
+        processor = PutSQL(**{old: value})
+        descriptor = processor.resolve_descriptor(new)
+        assert descriptor is not None
+        assert processor.effective_value(descriptor) == value, old
+        assert not processor.dynamic_properties, old
+
+
+def test_transactional_flowfile_filter() -> None:
+    """NiFi's testTransactionalFlowFileFilter (without a pool's own filter, which flowcore's
+    pools have none of): the first FlowFile decides between one fragmented transaction and
+    FlowFiles outside any."""
+    fragment = {"fragment.identifier": "tx-1", "fragment.count": "3"}
+    ff = [
+        FlowFile.create(n, 0, attributes)
+        for n, attributes in enumerate(
+            [
+                {**fragment, "fragment.index": "0"},
+                {"accept": "false"},
+                {**fragment, "fragment.index": "1"},
+                {"accept": "true"},
+                {**fragment, "fragment.index": "2"},
+            ]
+        )
+    ]
+    accept, terminate = (
+        FlowFileFilterResult.ACCEPT_AND_CONTINUE,
+        FlowFileFilterResult.ACCEPT_AND_TERMINATE,
     )
+    reject = FlowFileFilterResult.REJECT_AND_CONTINUE
+    chooser = _TransactionFilter(100)
+    assert [chooser(f) for f in ff] == [accept, reject, accept, reject, terminate]
+    chooser = _TransactionFilter(100)
+    assert [chooser(f) for f in (ff[1], ff[0], ff[2], ff[3], ff[4])] == [
+        accept,
+        reject,
+        reject,
+        accept,
+        reject,
+    ]
+
+
+_TWO_STATEMENTS = {
+    "multiple": "INSERT INTO pg_persons (ID, NAME, CODE) VALUES (?, ?, ?); "
+    "UPDATE pg_persons SET NAME='George' WHERE ID=?; ",
+    "invalid": "INSERT INTO pg_persons (ID, NAME, CODE) VALUES (?, ?, ?); "
+    "UPDATE SOME_RANDOM_TABLE NAME='George' WHERE ID=?; ",
+}
+_FOUR_ARGS = sql_args((4, "1"), (12, "Mark"), (4, "84"), (4, "1"))
+
+
+@pytest.mark.parametrize("case", sorted(_TWO_STATEMENTS))
+def test_two_statements_within_flowfile(postgres, case: str) -> None:
+    """NiFi's testMultipleStatementsWithinFlowFile and testInvalidStatement: two statements
+    with parameters in one FlowFile fail (a prepared statement is one statement) with the
+    error attributes; nothing is written."""
+    runner = pg_runner(postgres, "id integer primary key, name varchar(100), code integer")
+    runner.enqueue(_TWO_STATEMENTS[case], _FOUR_ARGS)
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 1)
     out = runner.flowfiles_for("failure")[0]
     assert {"error.message", "error.sql.state"} <= set(out.attributes)
+    assert postgres.execute("select count(*) from pg_persons") == [(0,)]
+
+
+@pytest.mark.parametrize("case", sorted(_TWO_STATEMENTS))
+def test_two_statements_within_flowfile_rollback_on_failure(postgres, case: str) -> None:
+    """NiFi's testMultipleStatementsWithinFlowFileRollbackOnFailure and
+    testInvalidStatementRollbackOnFailure: the trigger fails with a ProcessException, the
+    FlowFile stays queued, nothing is routed nor written."""
+    runner = pg_runner(
+        postgres,
+        "id integer primary key, name varchar(100), code integer",
+        **{"Rollback On Failure": "true"},
+    )
+    runner.enqueue(_TWO_STATEMENTS[case], _FOUR_ARGS)
+    with pytest.raises(ProcessException, match="postgresql://"):
+        runner.run()
+    runner.assert_transfer_count("failure", 0)
+    runner.assert_transfer_count("success", 0)
+    assert runner.queue_size() == 1
     assert postgres.execute("select count(*) from pg_persons") == [(0,)]
 
 
@@ -426,6 +545,47 @@ def test_fail_in_middle_with_bad_parameter(postgres, bad: str, transactions: str
         assert (len(failed), len(runner.flowfiles_for("success")), rows) == (1, 3, 3)
         for out in runner.flowfiles_for("success"):
             out.assert_attribute_not_exists("error.message")
+
+
+@pytest.mark.parametrize("bad", sorted(_BAD_PARAMETERS))
+@pytest.mark.parametrize("transactions", ["true", "false"])
+def test_fail_in_middle_with_bad_parameter_rollback_on_failure(
+    postgres, bad: str, transactions: str
+) -> None:
+    """NiFi's testFailInMiddleWithBadParameterTypeRollbackOnFailure and
+    testFailInMiddleWithBadParameterValueRollbackOnFailure (and a number that does not
+    parse): the trigger fails with a ProcessException naming the cause, nothing is routed,
+    the four FlowFiles stay queued and the row the first one wrote is rolled back, with or
+    without Support Fragmented Transactions."""
+    runner = pg_runner(
+        postgres,
+        _AI,
+        **{"Rollback On Failure": "true", "Support Fragmented Transactions": transactions},
+    )
+    sql = "INSERT INTO pg_persons (NAME, CODE) VALUES ('Mark', ?)"
+    good = sql_args((4, "84"))
+    for attributes in (good, _BAD_PARAMETERS[bad], good, good):
+        runner.enqueue(sql, attributes)
+    cause = {"type": "integer", "value": "check constraint", "number": "sql.args.1.value"}
+    with pytest.raises(ProcessException, match=cause[bad]):
+        runner.run()
+    runner.assert_transfer_count("failure", 0)
+    runner.assert_transfer_count("success", 0)
+    runner.assert_transfer_count("retry", 0)
+    assert runner.queue_size() == 4
+    assert postgres.execute("select count(*) from pg_persons") == [(0,)]
+
+
+def test_incomplete_fragments_rollback_on_failure_wait(tmp_path: Path) -> None:
+    """NiFi's testMultipleFlowFilesSuccessfulInTransactionRollBackOnFailure: a fragment whose
+    transaction is not all queued is put back without an error, nothing routed."""
+    runner, path = sqlite_runner(tmp_path, **{"Batch Size": "1", "Rollback On Failure": "true"})
+    _fragment(runner, "INSERT INTO PERSONS (ID, NAME, CODE) VALUES (1, 'Mark', 84)", "1", "2", "0")
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    runner.assert_transfer_count("failure", 0)
+    assert runner.queue_size() == 1
+    assert sqlite_rows(path) == []
 
 
 def test_retryable_failure_rollback_on_failure(postgres) -> None:
