@@ -1,12 +1,14 @@
 """PutSQL: each FlowFile's SQL statement (its content, or SQL Statement) run against a database.
 
 NiFi's PutSQL: ``?`` placeholders take ``sql.args.N.type`` / ``sql.args.N.value``
-attributes; a trigger takes up to Batch Size FlowFiles. With Support Fragmented Transactions
-(the default) a trigger takes either every FlowFile of one ``fragment.identifier``, run once
-all ``fragment.count`` of them are queued, or a batch of FlowFiles outside one; either way
-one database transaction: all commit or none (NiFi's). Without it each FlowFile runs in its
-own transaction. Failures go to ``failure`` (a bad statement, a constraint) or ``retry`` (the
-connection lost); with Rollback On Failure the session rolls back instead.
+attributes (``sql.args.N.format`` for dates, times and binary values:
+:mod:`processors.sql.arg_formats`); a trigger takes up to Batch Size FlowFiles. With Support
+Fragmented Transactions (the default) a trigger takes either every FlowFile of one
+``fragment.identifier``, run once all ``fragment.count`` of them are queued, or a batch of
+FlowFiles outside one; either way one database transaction: all commit or none (NiFi's).
+Without it each FlowFile runs in its own transaction. Failures go to ``failure`` (a bad
+statement, a constraint) or ``retry`` (the connection lost); with Rollback On Failure the
+session rolls back instead.
 """
 
 from __future__ import annotations
@@ -148,6 +150,10 @@ class PutSQL(Processor):
         "fragment.index": "The order of the FlowFile in its transaction",
         "sql.args.N.type": "The JDBC type of the Nth parameter",
         "sql.args.N.value": "The value of the Nth parameter",
+        "sql.args.N.format": "How the Nth value is read: ascii (the default), base64 or hex for "
+        "binary types; a java.time pattern or formatter name ('yyyy-MM-dd', "
+        "'ISO_OFFSET_DATE_TIME') for dates, times and timestamps, which otherwise take epoch "
+        "milliseconds or their text form",
     }
     writes_attributes: ClassVar[Mapping[str, str]] = {
         "sql.generated.key": "The database generated key, when Obtain Generated Keys is true",
