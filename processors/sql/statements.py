@@ -147,7 +147,7 @@ def sql_args(attributes: Mapping[str, str]) -> list[Any]:
             indexed[index] = bind_value(
                 int(type_text), value, attributes.get(f"sql.args.{index}.format")
             )
-        except (ValueError, decimal.InvalidOperation) as error:
+        except (ValueError, OverflowError, decimal.InvalidOperation) as error:
             msg = (
                 f"The value of the sql.args.{index}.value is '{value}', which cannot be "
                 f"converted to {JDBC_TYPES.get(int(type_text), type_text)}: {error}"

@@ -189,6 +189,7 @@ _BAD_VALUES = {
     "no time": (sql_args((93, "2002-03-04"), f1="ISO_LOCAL_DATE"), "gives no time of day"),
     "tinyint range": (sql_args((-6, "300")), "out of range"),
     "spaced integer": (sql_args((4, " 5")), "For input string"),
+    "epoch range": (sql_args((93, "9" * 19)), "cannot be converted to TIMESTAMP"),
 }
 
 
