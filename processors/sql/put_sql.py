@@ -1,17 +1,20 @@
 """PutSQL: each FlowFile's SQL statement (its content, or SQL Statement) run against a database.
 
 NiFi's PutSQL: ``?`` placeholders take ``sql.args.N.type`` / ``sql.args.N.value``
-attributes; a trigger takes up to Batch Size FlowFiles. With Support Fragmented Transactions
-(the default) a trigger takes either every FlowFile of one ``fragment.identifier``, run once
-all ``fragment.count`` of them are queued, or a batch of FlowFiles outside one; either way
-one database transaction: all commit or none (NiFi's). Without it each FlowFile runs in its
-own transaction. Failures go to ``failure`` (a bad statement, a constraint) or ``retry`` (the
-connection lost); with Rollback On Failure the session rolls back instead.
+attributes (``sql.args.N.format`` for dates, times and binary values:
+:mod:`processors.sql.arg_formats`); a trigger takes up to Batch Size FlowFiles. With Support
+Fragmented Transactions (the default) a trigger takes either every FlowFile of one
+``fragment.identifier``, run once all ``fragment.count`` of them are queued, or a batch of
+FlowFiles outside one; either way one database transaction: all commit or none (NiFi's).
+Without it each FlowFile runs in its own transaction. Failures go to ``failure`` (a bad
+statement, a constraint) or ``retry`` (the connection lost); with Rollback On Failure the
+session rolls back instead.
 """
 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable, Mapping
 from typing import Any, ClassVar
 
@@ -147,6 +150,10 @@ class PutSQL(Processor):
         "fragment.index": "The order of the FlowFile in its transaction",
         "sql.args.N.type": "The JDBC type of the Nth parameter",
         "sql.args.N.value": "The value of the Nth parameter",
+        "sql.args.N.format": "How the Nth value is read: ascii (the default), base64 or hex for "
+        "binary types; a java.time pattern or formatter name ('yyyy-MM-dd', "
+        "'ISO_OFFSET_DATE_TIME') for dates, times and timestamps, which otherwise take epoch "
+        "milliseconds or their text form",
     }
     writes_attributes: ClassVar[Mapping[str, str]] = {
         "sql.generated.key": "The database generated key, when Obtain Generated Keys is true",
@@ -257,6 +264,7 @@ class PutSQL(Processor):
         auto_commit = context.get_property(AUTO_COMMIT).as_boolean()
         keys: list[str | None] = []
         current: FlowFile | None = None
+        started = time.monotonic()
         try:
             raw = engine.raw_connection()
             try:
@@ -308,11 +316,13 @@ class PutSQL(Processor):
                     failed = session.put_all_attributes(flowfile, _error_attributes(error))
                 session.transfer(session.penalize(failed), target)
             return
+        # NiFi's SEND per FlowFile: the database's URL, the transaction's time, no details.
+        millis = int((time.monotonic() - started) * 1000)
         for original, key in zip(group, keys, strict=True):
             done = original
             if key is not None:
                 done = session.put_attribute(original, "sql.generated.key", key)
-            session.provenance.send(done, pool.transit_uri())
+            session.provenance.send(done, pool.transit_uri(), duration_ms=millis)
             session.transfer(done, REL_SUCCESS)
 
 

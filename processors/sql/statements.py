@@ -8,13 +8,13 @@ NiFi binds ``?`` placeholders from ``sql.args.N.type`` / ``sql.args.N.value`` at
 
 from __future__ import annotations
 
-import datetime as dt
 import decimal
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
 from flowcore.errors import FlowcoreError, ProcessException
+from processors.sql.arg_formats import binary_value, temporal_value
 
 __all__ = [
     "JDBC_TYPES",
@@ -79,43 +79,53 @@ def is_retryable(error: BaseException) -> bool:
     return name in ("OperationalError", "InterfaceError", "ConnectionTimeout", "QueryCanceled")
 
 
-def _bool(text: str) -> bool:
-    return text.strip().lower() in ("true", "1", "t", "y", "yes")
-
-
 def bind_value(jdbc_type: int, text: str | None, fmt: str | None = None) -> Any:
-    """The Python value for a ``sql.args.N.value`` of JDBC *jdbc_type* (NiFi's setParameter)."""
-    del fmt
+    """The Python value for a ``sql.args.N.value`` of JDBC *jdbc_type* (NiFi's setParameter).
+
+    *fmt* is ``sql.args.N.format``: a ``java.time`` pattern or formatter name for DATE, TIME
+    and TIMESTAMP, ``ascii``/``hex``/``base64`` for BINARY, VARBINARY and LONGVARBINARY
+    (:mod:`processors.sql.arg_formats`).
+
+    Raises:
+        ValueError: *text* does not parse as the type (in the format), naming why.
+    """
     if text is None:
         return None
     name = JDBC_TYPES.get(jdbc_type, "VARCHAR")
-    if name in ("BIT", "BOOLEAN"):
-        return _bool(text)
-    if name in ("TINYINT", "SMALLINT", "INTEGER", "BIGINT"):
-        return int(text)
+    if name == "BIT":  # NiFi: "1", "t" or "T", or Boolean.parseBoolean
+        return text in ("1", "t", "T") or text.lower() == "true"
+    if name == "BOOLEAN":  # Boolean.parseBoolean: "true" in any case; anything else is false
+        return text.lower() == "true"
+    if name in _INTEGER_BITS:
+        return _java_integer(text, _INTEGER_BITS[name])
     if name in ("FLOAT", "REAL", "DOUBLE"):
         return float(text)
     if name in ("NUMERIC", "DECIMAL"):
         return decimal.Decimal(text)
-    if name == "DATE":
-        return _date(text)
-    if name == "TIME":
-        return dt.time.fromisoformat(text) if ":" in text else _from_millis(text).time()
-    if name == "TIMESTAMP":
-        return _from_millis(text) if text.isdigit() else dt.datetime.fromisoformat(text)
-    if name in ("BINARY", "VARBINARY", "LONGVARBINARY", "BLOB"):
+    if name in ("DATE", "TIME", "TIMESTAMP"):
+        return temporal_value(name, text, fmt or "")
+    if name in ("BINARY", "VARBINARY", "LONGVARBINARY"):
+        return binary_value(text, fmt or "")
+    if name == "BLOB":
         return text.encode("latin-1")
     return text
 
 
-def _date(text: str) -> dt.date:
-    if text.isdigit():
-        return _from_millis(text).date()
-    return dt.date.fromisoformat(text)
+#: Java's integer types by JDBC name: their width in bits (Byte/Short/Integer/Long.parseX).
+_INTEGER_BITS = {"TINYINT": 8, "SMALLINT": 16, "INTEGER": 32, "BIGINT": 64}
+_JAVA_INTEGER = re.compile(r"[+-]?\d+")
 
 
-def _from_millis(text: str) -> dt.datetime:
-    return dt.datetime.fromtimestamp(int(text) / 1000, dt.UTC).replace(tzinfo=None)
+def _java_integer(text: str, bits: int) -> int:
+    """Java's ``Integer.parseInt`` and kin: digits after an optional sign, in the type's range."""
+    if _JAVA_INTEGER.fullmatch(text) is None:
+        msg = f"For input string: {text!r}"
+        raise ValueError(msg)
+    value = int(text)
+    if not -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+        msg = f"Value out of range of a {bits}-bit integer: {text!r}"
+        raise ValueError(msg)
+    return value
 
 
 def sql_args(attributes: Mapping[str, str]) -> list[Any]:
@@ -137,7 +147,7 @@ def sql_args(attributes: Mapping[str, str]) -> list[Any]:
             indexed[index] = bind_value(
                 int(type_text), value, attributes.get(f"sql.args.{index}.format")
             )
-        except (ValueError, decimal.InvalidOperation) as error:
+        except (ValueError, OverflowError, decimal.InvalidOperation) as error:
             msg = (
                 f"The value of the sql.args.{index}.value is '{value}', which cannot be "
                 f"converted to {JDBC_TYPES.get(int(type_text), type_text)}: {error}"

@@ -3,37 +3,21 @@
 from __future__ import annotations
 
 import contextlib
-import datetime
-import sqlite3
 from pathlib import Path
 
 import pytest
 
 from flowcore.errors import ProcessException
+from flowcore.flowfile import FlowFile
+from flowcore.session.host import FlowFileFilterResult
 from flowcore.testing import TestRunner
-from processors.sql.dbcp import DBCPConnectionPool
-from processors.sql.put_sql import PutSQL
-
-
-def _runner(tmp_path: Path, **props: str) -> tuple[TestRunner, Path]:
-    path = tmp_path / "db.sqlite"
-    with sqlite3.connect(path) as db:
-        db.execute("create table PERSONS (id integer primary key, name varchar(100), code int)")
-    runner = TestRunner(PutSQL(**{"JDBC Connection Pool": "dbcp", **props}))
-    runner.add_service(
-        DBCPConnectionPool("dbcp", **{"Database Connection URL": f"jdbc:sqlite:{path}"})
-    )
-    return runner, path
-
-
-def _rows(path: Path) -> list:
-    with sqlite3.connect(path) as db:
-        return db.execute("select id, name, code from PERSONS order by id").fetchall()
+from processors.sql.put_sql import PutSQL, _TransactionFilter
+from tests.processors.sql.put_sql_runners import pg_runner, sql_args, sqlite_rows, sqlite_runner
 
 
 def test_direct_statement_and_parameters(tmp_path: Path) -> None:
     """NiFi's testDirectStatements and testInsertWithGeneratedKeys-style parameters."""
-    runner, path = _runner(tmp_path)
+    runner, path = sqlite_runner(tmp_path)
     runner.enqueue("INSERT INTO PERSONS (ID, NAME, CODE) VALUES (1, 'Mark', 84)")
     runner.enqueue(
         "INSERT INTO PERSONS (ID, NAME, CODE) VALUES (?, ?, ?)",
@@ -48,14 +32,49 @@ def test_direct_statement_and_parameters(tmp_path: Path) -> None:
     )
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 2)
-    assert _rows(path) == [(1, "Mark", 84), (2, "Jeff", 48)]
+    assert sqlite_rows(path) == [(1, "Mark", 84), (2, "Jeff", 48)]
     assert {e.event_type.value for e in runner.provenance_events} == {"SEND"}
+
+
+@pytest.mark.parametrize("auto_commit", [None, "false"])
+def test_direct_statements_and_commit_on_cleanup(tmp_path: Path, auto_commit: str | None) -> None:
+    """NiFi's testDirectStatements and testCommitOnCleanup: an INSERT, then an UPDATE in a
+    later trigger, each committed (read back through another connection), with Database
+    Session AutoCommit left at its default or set to false."""
+    props = {"Database Session AutoCommit": auto_commit} if auto_commit else {}
+    runner, path = sqlite_runner(tmp_path, **props)
+    runner.enqueue("INSERT INTO PERSONS (ID, NAME, CODE) VALUES (1, 'Mark', 84)")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert sqlite_rows(path) == [(1, "Mark", 84)]
+    runner.enqueue("UPDATE PERSONS SET NAME='George' WHERE ID=1")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 2)
+    assert sqlite_rows(path) == [(1, "George", 84)]
+
+
+def test_statements_with_prepared_parameters(tmp_path: Path) -> None:
+    """NiFi's testStatementsWithPreparedParameters: an INSERT, then an UPDATE, each binding
+    its sql.args."""
+    runner, path = sqlite_runner(tmp_path)
+    runner.enqueue(
+        "INSERT INTO PERSONS (ID, NAME, CODE) VALUES (?, ?, ?)",
+        sql_args((4, "1"), (12, "Mark"), (4, "84")),
+    )
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert sqlite_rows(path) == [(1, "Mark", 84)]
+    runner.clear_transfer_state()
+    runner.enqueue("UPDATE PERSONS SET NAME=? WHERE ID=?", sql_args((12, "George"), (4, "1")))
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert sqlite_rows(path) == [(1, "George", 84)]
 
 
 def test_failure_and_bad_argument(tmp_path: Path) -> None:
     """Without Support Fragmented Transactions, a duplicate key and an argument that does
     not parse go to failure alone."""
-    runner, path = _runner(tmp_path, **{"Support Fragmented Transactions": "false"})
+    runner, path = sqlite_runner(tmp_path, **{"Support Fragmented Transactions": "false"})
     runner.enqueue("INSERT INTO PERSONS (ID, NAME) VALUES (1, 'a')")
     runner.enqueue("INSERT INTO PERSONS (ID, NAME) VALUES (1, 'b')")
     runner.enqueue(
@@ -64,12 +83,12 @@ def test_failure_and_bad_argument(tmp_path: Path) -> None:
     runner.run()
     assert len(runner.flowfiles_for("success")) == 1
     assert len(runner.flowfiles_for("failure")) == 2
-    assert _rows(path) == [(1, "a", None)]
+    assert sqlite_rows(path) == [(1, "a", None)]
 
 
 def test_fragments_commit_together_or_not_at_all(tmp_path: Path) -> None:
     """FlowFiles of one fragment.identifier: one transaction, all rolled back on a failure."""
-    runner, path = _runner(tmp_path)
+    runner, path = sqlite_runner(tmp_path)
     for index, sql in enumerate(
         [
             "INSERT INTO PERSONS (ID, NAME) VALUES (1, 'a')",
@@ -81,115 +100,125 @@ def test_fragments_commit_together_or_not_at_all(tmp_path: Path) -> None:
         )
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 2)
-    assert _rows(path) == []
+    assert sqlite_rows(path) == []
 
 
 def test_incomplete_fragments_wait(tmp_path: Path) -> None:
     """Fragments not all queued stay in the queue."""
-    runner, path = _runner(tmp_path)
+    runner, path = sqlite_runner(tmp_path)
     runner.enqueue(
         "INSERT INTO PERSONS (ID) VALUES (5)",
         {"fragment.identifier": "t2", "fragment.count": "2", "fragment.index": "0"},
     )
     runner.run()
     assert runner.flowfiles_for("success") == []
-    assert _rows(path) == []
+    assert sqlite_rows(path) == []
 
 
 def test_sql_statement_property(tmp_path: Path) -> None:
-    """SQL Statement (Expression Language) wins over the content."""
-    runner, path = _runner(
+    """NiFi's testStatementsFromProperty: SQL Statement (Expression Language) wins over the
+    content, an INSERT and then, the property changed, an UPDATE."""
+    runner, path = sqlite_runner(
         tmp_path, **{"SQL Statement": "INSERT INTO PERSONS (ID, NAME) VALUES (${id}, 'p')"}
     )
     runner.enqueue("ignored", {"id": "7"})
     runner.run()
-    assert _rows(path) == [(7, "p", None)]
-
-
-def _pg(postgres, ddl: str, **props: str) -> TestRunner:
-    postgres.execute("drop table if exists pg_persons")
-    postgres.execute(f"create table pg_persons ({ddl})")
-    runner = TestRunner(PutSQL(**{"JDBC Connection Pool": "dbcp", **props}))
-    runner.add_service(
-        DBCPConnectionPool(
-            "dbcp", **{"Database Connection URL": postgres.jdbc_url, "Database User": "postgres"}
-        )
-    )
-    return runner
-
-
-def _args(*pairs: tuple[int, str | None]) -> dict[str, str]:
-    attributes = {}
-    for index, (kind, value) in enumerate(pairs, start=1):
-        attributes[f"sql.args.{index}.type"] = str(kind)
-        if value is not None:
-            attributes[f"sql.args.{index}.value"] = value
-    return attributes
-
-
-def test_timestamp_values_epoch_and_string(postgres) -> None:
-    """NiFi's testUsingTimestampValuesEpochAndString: TIMESTAMP (93) as epoch millis (local
-    time) or as text."""
-    runner = _pg(postgres, "id integer primary key, ts1 timestamp(3), ts2 timestamp(3)")
-    epoch = datetime.datetime(2001, 1, 1, 0, 1, 1, 1000).timestamp()
-    runner.enqueue(
-        "INSERT INTO pg_persons (ID, ts1, ts2) VALUES (1, ?, ?)",
-        _args((93, str(int(epoch * 1000))), (93, "2002-02-02 12:02:02.002")),
-    )
-    runner.run()
-    runner.assert_all_flowfiles_transferred("success", 1)
-    assert postgres.execute("select id, ts1::text, ts2::text from pg_persons") == [
-        (1, "2001-01-01 00:01:01.001", "2002-02-02 12:02:02.002")
-    ]
-
-
-def test_date_values_epoch_and_string(postgres) -> None:
-    """NiFi's testUsingDateValuesEpochAndString: DATE (91) as epoch millis or as text."""
-    runner = _pg(postgres, "id integer primary key, ts1 date, ts2 date")
-    epoch = datetime.datetime(2001, 1, 1).timestamp()
-    runner.enqueue(
-        "INSERT INTO pg_persons (ID, ts1, ts2) VALUES (1, ?, ?)",
-        _args((91, str(int(epoch * 1000))), (91, "2002-02-02")),
-    )
-    runner.run()
-    runner.assert_all_flowfiles_transferred("success", 1)
-    assert postgres.execute("select id, ts1::text, ts2::text from pg_persons") == [
-        (1, "2001-01-01", "2002-02-02")
-    ]
-
-
-def test_null_parameter_and_negative_type(postgres) -> None:
-    """NiFi's testWithNullParameter and testUsingSqlDataTypesWithNegativeValues: a type
-    without a value binds NULL; BIGINT (-5) binds a number."""
-    runner = _pg(postgres, "id integer primary key, name varchar(100), code bigint")
-    runner.enqueue(
-        "INSERT INTO pg_persons (ID, NAME, CODE) VALUES (?, ?, ?)",
-        _args((4, "1"), (12, "Mark"), (4, None)),
-    )
-    runner.enqueue(
-        "INSERT INTO pg_persons (ID, NAME, CODE) VALUES (2, 'Mark', ?)", _args((-5, "84"))
-    )
+    assert sqlite_rows(path) == [(7, "p", None)]
+    runner.set_property("SQL Statement", "UPDATE PERSONS SET NAME='George' WHERE ID=${id}")
+    runner.enqueue("ignored", {"id": "7"})
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 2)
-    assert postgres.execute("select * from pg_persons order by id") == [
-        (1, "Mark", None),
-        (2, "Mark", 84),
+    assert sqlite_rows(path) == [(7, "George", None)]
+
+
+def test_nifi_1_property_names_are_accepted() -> None:
+    """NiFi's testMigrateProperties: the old internal names set today's properties."""
+    renamed = {
+        "putsql-sql-statement": ("SQL Statement", "SELECT 1"),
+        "database-session-autocommit": ("Database Session AutoCommit", "true"),
+        "rollback-on-failure": ("Rollback On Failure", "true"),
+    }
+    for old, (new, value) in renamed.items():
+        processor = PutSQL(**{old: value})
+        descriptor = processor.resolve_descriptor(new)
+        assert descriptor is not None
+        assert processor.effective_value(descriptor) == value, old
+        assert not processor.dynamic_properties, old
+
+
+def test_transactional_flowfile_filter() -> None:
+    """NiFi's testTransactionalFlowFileFilter (without a pool's own filter, which flowcore's
+    pools have none of): the first FlowFile decides between one fragmented transaction and
+    FlowFiles outside any."""
+    fragment = {"fragment.identifier": "tx-1", "fragment.count": "3"}
+    ff = [
+        FlowFile.create(n, 0, attributes)
+        for n, attributes in enumerate(
+            [
+                {**fragment, "fragment.index": "0"},
+                {"accept": "false"},
+                {**fragment, "fragment.index": "1"},
+                {"accept": "true"},
+                {**fragment, "fragment.index": "2"},
+            ]
+        )
+    ]
+    accept, terminate = (
+        FlowFileFilterResult.ACCEPT_AND_CONTINUE,
+        FlowFileFilterResult.ACCEPT_AND_TERMINATE,
+    )
+    reject = FlowFileFilterResult.REJECT_AND_CONTINUE
+    chooser = _TransactionFilter(100)
+    assert [chooser(f) for f in ff] == [accept, reject, accept, reject, terminate]
+    chooser = _TransactionFilter(100)
+    assert [chooser(f) for f in (ff[1], ff[0], ff[2], ff[3], ff[4])] == [
+        accept,
+        reject,
+        reject,
+        accept,
+        reject,
     ]
 
 
-def test_multiple_statements_within_flowfile(postgres) -> None:
-    """NiFi's testMultipleStatementsWithinFlowFile: two statements with parameters in one
-    FlowFile fail (a prepared statement is one statement) with the error attributes."""
-    runner = _pg(postgres, "id integer primary key, name varchar(100), code integer")
-    runner.enqueue(
-        "INSERT INTO pg_persons (ID, NAME, CODE) VALUES (?, ?, ?); "
-        "UPDATE pg_persons SET NAME='George' WHERE ID=?; ",
-        _args((4, "1"), (12, "Mark"), (4, "84"), (4, "1")),
-    )
+_TWO_STATEMENTS = {
+    "multiple": "INSERT INTO pg_persons (ID, NAME, CODE) VALUES (?, ?, ?); "
+    "UPDATE pg_persons SET NAME='George' WHERE ID=?; ",
+    "invalid": "INSERT INTO pg_persons (ID, NAME, CODE) VALUES (?, ?, ?); "
+    "UPDATE SOME_RANDOM_TABLE NAME='George' WHERE ID=?; ",
+}
+_FOUR_ARGS = sql_args((4, "1"), (12, "Mark"), (4, "84"), (4, "1"))
+
+
+@pytest.mark.parametrize("case", sorted(_TWO_STATEMENTS))
+def test_two_statements_within_flowfile(postgres, case: str) -> None:
+    """NiFi's testMultipleStatementsWithinFlowFile and testInvalidStatement: two statements
+    with parameters in one FlowFile fail (a prepared statement is one statement) with the
+    error attributes; nothing is written."""
+    runner = pg_runner(postgres, "id integer primary key, name varchar(100), code integer")
+    runner.enqueue(_TWO_STATEMENTS[case], _FOUR_ARGS)
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 1)
     out = runner.flowfiles_for("failure")[0]
     assert {"error.message", "error.sql.state"} <= set(out.attributes)
+    assert postgres.execute("select count(*) from pg_persons") == [(0,)]
+
+
+@pytest.mark.parametrize("case", sorted(_TWO_STATEMENTS))
+def test_two_statements_within_flowfile_rollback_on_failure(postgres, case: str) -> None:
+    """NiFi's testMultipleStatementsWithinFlowFileRollbackOnFailure and
+    testInvalidStatementRollbackOnFailure: the trigger fails with a ProcessException, the
+    FlowFile stays queued, nothing is routed nor written."""
+    runner = pg_runner(
+        postgres,
+        "id integer primary key, name varchar(100), code integer",
+        **{"Rollback On Failure": "true"},
+    )
+    runner.enqueue(_TWO_STATEMENTS[case], _FOUR_ARGS)
+    with pytest.raises(ProcessException, match="postgresql://"):
+        runner.run()
+    runner.assert_transfer_count("failure", 0)
+    runner.assert_transfer_count("success", 0)
+    assert runner.queue_size() == 1
     assert postgres.execute("select count(*) from pg_persons") == [(0,)]
 
 
@@ -206,7 +235,7 @@ def test_fail_in_middle_with_bad_statement_not_support_transaction(postgres) -> 
     """NiFi's testFailInMiddleWithBadStatementAndNotSupportTransaction: the bad statement
     fails alone, with NiFi's error attributes (PostgreSQL gives no error.code);
     the others succeed."""
-    runner = _pg(postgres, _AI, **{"Support Fragmented Transactions": "false"})
+    runner = pg_runner(postgres, _AI, **{"Support Fragmented Transactions": "false"})
     for sql in _MIDDLE:
         runner.enqueue(sql)
     runner.run()
@@ -224,7 +253,7 @@ def test_fail_in_middle_with_bad_statement_not_support_transaction(postgres) -> 
 def test_fail_in_middle_with_bad_statement_rollback_on_failure(postgres) -> None:
     """NiFi's testFailInMiddleWithBadStatementRollbackOnFailure: nothing is transferred and
     nothing is written; the FlowFiles stay queued."""
-    runner = _pg(postgres, _AI, **{"Rollback On Failure": "true"})
+    runner = pg_runner(postgres, _AI, **{"Rollback On Failure": "true"})
     for sql in _MIDDLE:
         runner.enqueue(sql)
     with contextlib.suppress(Exception):
@@ -244,15 +273,15 @@ def _fragment(runner: TestRunner, sql: str, fragment: str, count: str, index: st
 def test_autocommit_refuses_fragments_and_rollback(tmp_path: Path) -> None:
     """NiFi's customValidate: Database Session AutoCommit true is invalid with Support
     Fragmented Transactions or Rollback On Failure true."""
-    runner, _ = _runner(tmp_path, **{"Database Session AutoCommit": "true"})
+    runner, _ = sqlite_runner(tmp_path, **{"Database Session AutoCommit": "true"})
     problems = {r.subject: r.explanation for r in runner.processor.validate()}
     assert "Support Fragmented Transactions" in problems
     assert (
         "cannot be set to 'true' when 'Database Session AutoCommit'"
         in (problems["Support Fragmented Transactions"])
     )
-    runner, _ = _runner(
-        tmp_path / "x" if (tmp_path / "x").mkdir() is None else tmp_path,
+    runner, _ = sqlite_runner(
+        tmp_path / "x",
         **{
             "Database Session AutoCommit": "true",
             "Support Fragmented Transactions": "false",
@@ -265,7 +294,7 @@ def test_autocommit_refuses_fragments_and_rollback(tmp_path: Path) -> None:
 def test_transaction_timeout_sends_incomplete_fragments_to_failure(tmp_path: Path) -> None:
     """NiFi's testTransactionTimeout: fragments not all queued go back penalized; once
     Transaction Timeout has passed they go to failure with the reason."""
-    runner, path = _runner(tmp_path, **{"Transaction Timeout": "5 secs"})
+    runner, path = sqlite_runner(tmp_path, **{"Transaction Timeout": "5 secs"})
     _fragment(runner, "INSERT INTO PERSONS (ID) VALUES (1)", "t3", "2", "0")
     runner.run()
     runner.assert_transfer_count("failure", 0)
@@ -275,13 +304,13 @@ def test_transaction_timeout_sends_incomplete_fragments_to_failure(tmp_path: Pat
     runner.assert_all_flowfiles_transferred("failure", 1)
     message = runner.flowfiles_for("failure")[0].attributes["error.message"]
     assert message.startswith("The transaction timeout has expired")
-    assert _rows(path) == []
+    assert sqlite_rows(path) == []
 
 
 def test_fragmented_transaction_larger_than_batch_size(tmp_path: Path) -> None:
     """All fragments of a transaction are taken whatever Batch Size (NiFi's filter), run in
     fragment.index order; plain FlowFiles wait for the next trigger."""
-    runner, path = _runner(tmp_path, **{"Batch Size": "2"})
+    runner, path = sqlite_runner(tmp_path, **{"Batch Size": "2"})
     runner.enqueue("INSERT INTO PERSONS (ID, NAME) VALUES (9, 'plain')")
     _fragment(runner, "UPDATE PERSONS SET NAME = 'second' WHERE ID = 1", "t4", "3", "2")
     _fragment(runner, "INSERT INTO PERSONS (ID, NAME) VALUES (1, 'first')", "t4", "3", "0")
@@ -290,37 +319,37 @@ def test_fragmented_transaction_larger_than_batch_size(tmp_path: Path) -> None:
     runner.assert_transfer_count("success", 1)
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 4)
-    assert _rows(path) == [(1, "second", 7), (9, "plain", None)]
+    assert sqlite_rows(path) == [(1, "second", 7), (9, "plain", None)]
 
 
 def test_inconsistent_fragment_attributes_go_to_failure(tmp_path: Path) -> None:
     """NiFi's isFragmentedTransactionReady checks: a repeated fragment.index fails the whole
     transaction with the reason in error.message."""
-    runner, path = _runner(tmp_path)
+    runner, path = sqlite_runner(tmp_path)
     _fragment(runner, "INSERT INTO PERSONS (ID) VALUES (1)", "t5", "2", "0")
     _fragment(runner, "INSERT INTO PERSONS (ID) VALUES (2)", "t5", "2", "0")
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 2)
     message = runner.flowfiles_for("failure")[0].attributes["error.message"]
     assert "same value for the fragment.index attribute" in message
-    assert _rows(path) == []
+    assert sqlite_rows(path) == []
 
 
 def test_batch_size_bounds_a_trigger(tmp_path: Path) -> None:
     """Batch Size: a trigger takes at most that many FlowFiles."""
-    runner, path = _runner(tmp_path, **{"Batch Size": "2"})
+    runner, path = sqlite_runner(tmp_path, **{"Batch Size": "2"})
     for n in range(5):
         runner.enqueue(f"INSERT INTO PERSONS (ID) VALUES ({n})")
     runner.run()
     runner.assert_transfer_count("success", 2)
     assert runner.queue_size() == 3
-    assert len(_rows(path)) == 2
+    assert len(sqlite_rows(path)) == 2
 
 
 def test_obtain_generated_keys_sqlite(tmp_path: Path) -> None:
     """NiFi's testInsertWithGeneratedKeys: an INSERT gets sql.generated.key; an UPDATE after
     it gets none (sqlite3's lastrowid still holds the insert's id)."""
-    runner, _ = _runner(
+    runner, _ = sqlite_runner(
         tmp_path,
         **{"Obtain Generated Keys": "true", "Support Fragmented Transactions": "false"},
     )
@@ -335,17 +364,17 @@ def test_obtain_generated_keys_sqlite(tmp_path: Path) -> None:
 def test_obtain_generated_keys_and_autocommit_postgres(postgres) -> None:
     """PostgreSQL: the generated identity is the key (RETURNING *, as pgjdbc); Database
     Session AutoCommit true runs a statement that refuses a transaction (VACUUM)."""
-    runner = _pg(postgres, _AI, **{"Obtain Generated Keys": "true"})
+    runner = pg_runner(postgres, _AI, **{"Obtain Generated Keys": "true"})
     runner.enqueue("INSERT INTO pg_persons (NAME, CODE) VALUES ('Mark', 84)")
     runner.enqueue("INSERT INTO pg_persons (NAME, CODE) VALUES ('Tom', 3);")
     runner.run()
     keys = [f.attributes["sql.generated.key"] for f in runner.flowfiles_for("success")]
     assert keys == ["1", "2"]
-    runner = _pg(postgres, _AI)
+    runner = pg_runner(postgres, _AI)
     runner.enqueue("VACUUM pg_persons")
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 1)
-    runner = _pg(
+    runner = pg_runner(
         postgres,
         _AI,
         **{"Database Session AutoCommit": "true", "Support Fragmented Transactions": "false"},
@@ -359,7 +388,7 @@ def test_generated_keys_postgres_comments_and_literals(postgres) -> None:
     """RETURNING * goes after the statement's last code (a trailing comment or ';' does not
     swallow it); 'returning' in a literal or comment is no RETURNING clause; an INSERT with
     its own RETURNING runs as it is. All in one batch (one bad statement would fail it)."""
-    runner = _pg(postgres, _AI, **{"Obtain Generated Keys": "true"})
+    runner = pg_runner(postgres, _AI, **{"Obtain Generated Keys": "true"})
     statements = [
         "INSERT INTO pg_persons (NAME, CODE) VALUES ('a', 1) -- load job 7",
         "INSERT INTO pg_persons (NAME, CODE) VALUES ('returning customer', 2)",
@@ -387,7 +416,7 @@ def test_fail_in_middle_with_bad_statement_support_transaction(postgres) -> None
     """NiFi's testFailInMiddleWithBadStatementAndSupportTransaction: with Support Fragmented
     Transactions a batch is one transaction: all four to failure, one with the error
     attributes, no row written."""
-    runner = _pg(postgres, _AI)
+    runner = pg_runner(postgres, _AI)
     for sql in _MIDDLE:
         runner.enqueue(sql)
     runner.run()
@@ -398,31 +427,58 @@ def test_fail_in_middle_with_bad_statement_support_transaction(postgres) -> None
     assert postgres.execute("select count(*) from pg_persons") == [(0,)]
 
 
-def test_keep_flowfile_ordering(tmp_path: Path) -> None:
-    """NiFi's testKeepFlowFileOrdering(WithFragmentedTransaction, WithObtainGeneratedKeys):
-    FlowFiles reach success in the order they came, their statements run in that order."""
+_MODES = {
+    "batch": {"Support Fragmented Transactions": "false"},
+    "fragmented": {"Support Fragmented Transactions": "true"},
+    "keys": {"Support Fragmented Transactions": "false", "Obtain Generated Keys": "true"},
+}
+
+
+@pytest.mark.parametrize("mode", sorted(_MODES))
+def test_keep_flowfile_ordering(tmp_path: Path, mode: str) -> None:
+    """NiFi's testKeepFlowFileOrderingWith(BatchMode, FragmentedTransaction, ObtainGeneratedKeys):
+    FlowFiles reach success and their SEND events come in the order they came, their
+    statements run in that order."""
     delete, insert = "DELETE FROM PERSONS WHERE ID = ?", "INSERT INTO PERSONS (ID) VALUES (?)"
     statements = [delete, insert, insert, delete, delete, insert]
-    for props in (
-        {"Support Fragmented Transactions": "true"},
-        {"Support Fragmented Transactions": "false", "Obtain Generated Keys": "true"},
-    ):
-        base = tmp_path / str(len(props))
-        base.mkdir()
-        runner, path = _runner(base, **{"Batch Size": "10", **props})
-        for n, sql in enumerate(statements):
-            runner.enqueue(sql, {"sql.args.1.type": "4", "sql.args.1.value": str(n)})
-        runner.run()
-        outs = runner.flowfiles_for("success")
-        assert [o.content.decode() for o in outs] == statements
-        assert [o.attributes["sql.args.1.value"] for o in outs] == [str(n) for n in range(6)]
-        assert [r[0] for r in _rows(path)] == [1, 2, 5]
+    runner, path = sqlite_runner(tmp_path, **{"Batch Size": "10", **_MODES[mode]})
+    for n, sql in enumerate(statements):
+        runner.enqueue(sql, {"sql.args.1.type": "4", "sql.args.1.value": str(n)})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 6)
+    outs = runner.flowfiles_for("success")
+    assert [o.content.decode() for o in outs] == statements
+    assert [o.attributes["sql.args.1.value"] for o in outs] == [str(n) for n in range(6)]
+    events = runner.provenance_events
+    assert [e.attributes["sql.args.1.value"] for e in events] == [str(n) for n in range(6)]
+    assert [r[0] for r in sqlite_rows(path)] == [1, 2, 5]
+
+
+@pytest.mark.parametrize("mode", sorted(_MODES))
+def test_provenance_events(tmp_path: Path, mode: str) -> None:
+    """NiFi's testProvenanceEventsWith(BatchMode, FragmentedTransaction, ObtainGeneratedKeys):
+    one SEND per FlowFile, to the database's URL, without details, with the FlowFile as it
+    went to success (its generated key)."""
+    runner, path = sqlite_runner(tmp_path, **{"Batch Size": "10", **_MODES[mode]})
+    runner.enqueue("DELETE FROM PERSONS WHERE ID = 1")
+    runner.enqueue("INSERT INTO PERSONS (ID, NAME, CODE) VALUES (1, 'Mark', 84)")
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 2)
+    events = runner.provenance_events
+    assert [e.event_type.value for e in events] == ["SEND", "SEND"]
+    assert {e.transit_uri for e in events} == {f"sqlite:{path}"}
+    assert {e.details for e in events} == {None}
+    assert [e.flowfile_uuid for e in events] == [
+        f.attributes["uuid"] for f in runner.flowfiles_for("success")
+    ]
+    key = events[1].attributes.get("sql.generated.key")
+    assert key == ("1" if mode == "keys" else None)
 
 
 def test_multiple_flowfiles_successful_in_transaction(tmp_path: Path) -> None:
     """NiFi's testMultipleFlowFilesSuccessfulInTransaction: the first fragment waits
     (penalized), the second arrives, both commit together in fragment.index order."""
-    runner, path = _runner(tmp_path, **{"Batch Size": "1"})
+    runner, path = sqlite_runner(tmp_path, **{"Batch Size": "1"})
     _fragment(runner, "INSERT INTO PERSONS (ID, NAME, CODE) VALUES (1, 'Mark', 84)", "1", "2", "0")
     runner.run()
     runner.assert_transfer_count("success", 0)
@@ -430,13 +486,13 @@ def test_multiple_flowfiles_successful_in_transaction(tmp_path: Path) -> None:
     runner.advance_time(31)  # the first one's penalty (30 s)
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 2)
-    assert _rows(path) == [(1, "Leonard", 84)]
+    assert sqlite_rows(path) == [(1, "Leonard", 84)]
 
 
 def test_null_fragment_count_and_timeout_with_rollback_on_failure(tmp_path: Path) -> None:
     """NiFi's testNullFragmentCountRollbackOnFailure and testTransactionTimeoutRollbackOnFailure:
     with Rollback On Failure the trigger fails and the FlowFiles stay queued."""
-    runner, _ = _runner(
+    runner, _ = sqlite_runner(
         tmp_path, **{"Rollback On Failure": "true", "Transaction Timeout": "5 secs"}
     )
     _fragment(runner, "", "1", "2", "0")
@@ -445,8 +501,8 @@ def test_null_fragment_count_and_timeout_with_rollback_on_failure(tmp_path: Path
         runner.run()
     runner.assert_transfer_count("failure", 0)
     assert runner.queue_size() == 2
-    runner, _ = _runner(
-        tmp_path / "t" if (tmp_path / "t").mkdir() is None else tmp_path,
+    runner, _ = sqlite_runner(
+        tmp_path / "t",
         **{"Rollback On Failure": "true", "Transaction Timeout": "5 secs"},
     )
     _fragment(runner, "INSERT INTO PERSONS (ID) VALUES (1)", "1", "2", "0")
@@ -458,9 +514,9 @@ def test_null_fragment_count_and_timeout_with_rollback_on_failure(tmp_path: Path
 
 
 _BAD_PARAMETERS = {
-    "type": _args((12, "hello")),  # VARCHAR into the integer CODE: the database refuses it
-    "value": _args((4, "9999")),  # past CODE's check constraint
-    "number": _args((4, "hello")),  # INTEGER that does not parse: refused before the database
+    "type": sql_args((12, "hello")),  # VARCHAR into the integer CODE: the database refuses it
+    "value": sql_args((4, "9999")),  # past CODE's check constraint
+    "number": sql_args((4, "hello")),  # INTEGER that does not parse: refused before the database
 }
 
 
@@ -470,9 +526,9 @@ def test_fail_in_middle_with_bad_parameter(postgres, bad: str, transactions: str
     """NiFi's testFailInMiddleWithBadParameterType/Value(And(Not)SupportTransaction) and
     testFailInMiddleWithNumberFormatException: alone, the bad FlowFile fails and the others
     succeed; in a transaction all four fail, the error attributes on the bad one only."""
-    runner = _pg(postgres, _AI, **{"Support Fragmented Transactions": transactions})
+    runner = pg_runner(postgres, _AI, **{"Support Fragmented Transactions": transactions})
     sql = "INSERT INTO pg_persons (NAME, CODE) VALUES ('Mark', ?)"
-    good = _args((4, "84"))
+    good = sql_args((4, "84"))
     for attributes in (good, _BAD_PARAMETERS[bad], good, good):
         runner.enqueue(sql, attributes)
     runner.run()
@@ -491,6 +547,47 @@ def test_fail_in_middle_with_bad_parameter(postgres, bad: str, transactions: str
             out.assert_attribute_not_exists("error.message")
 
 
+@pytest.mark.parametrize("bad", sorted(_BAD_PARAMETERS))
+@pytest.mark.parametrize("transactions", ["true", "false"])
+def test_fail_in_middle_with_bad_parameter_rollback_on_failure(
+    postgres, bad: str, transactions: str
+) -> None:
+    """NiFi's testFailInMiddleWithBadParameterTypeRollbackOnFailure and
+    testFailInMiddleWithBadParameterValueRollbackOnFailure (and a number that does not
+    parse): the trigger fails with a ProcessException naming the cause, nothing is routed,
+    the four FlowFiles stay queued and the row the first one wrote is rolled back, with or
+    without Support Fragmented Transactions."""
+    runner = pg_runner(
+        postgres,
+        _AI,
+        **{"Rollback On Failure": "true", "Support Fragmented Transactions": transactions},
+    )
+    sql = "INSERT INTO pg_persons (NAME, CODE) VALUES ('Mark', ?)"
+    good = sql_args((4, "84"))
+    for attributes in (good, _BAD_PARAMETERS[bad], good, good):
+        runner.enqueue(sql, attributes)
+    cause = {"type": "integer", "value": "check constraint", "number": "sql.args.1.value"}
+    with pytest.raises(ProcessException, match=cause[bad]):
+        runner.run()
+    runner.assert_transfer_count("failure", 0)
+    runner.assert_transfer_count("success", 0)
+    runner.assert_transfer_count("retry", 0)
+    assert runner.queue_size() == 4
+    assert postgres.execute("select count(*) from pg_persons") == [(0,)]
+
+
+def test_incomplete_fragments_rollback_on_failure_wait(tmp_path: Path) -> None:
+    """NiFi's testMultipleFlowFilesSuccessfulInTransactionRollBackOnFailure: a fragment whose
+    transaction is not all queued is put back without an error, nothing routed."""
+    runner, path = sqlite_runner(tmp_path, **{"Batch Size": "1", "Rollback On Failure": "true"})
+    _fragment(runner, "INSERT INTO PERSONS (ID, NAME, CODE) VALUES (1, 'Mark', 84)", "1", "2", "0")
+    runner.run()
+    runner.assert_transfer_count("success", 0)
+    runner.assert_transfer_count("failure", 0)
+    assert runner.queue_size() == 1
+    assert sqlite_rows(path) == []
+
+
 def test_retryable_failure_rollback_on_failure(postgres) -> None:
     """NiFi's testRetryableFailureRollbackOnFailure: a transient error (a statement cancelled
     by its timeout) after a statement that wrote: with Rollback On Failure the trigger fails,
@@ -501,7 +598,7 @@ def test_retryable_failure_rollback_on_failure(postgres) -> None:
         "SET LOCAL statement_timeout = 1; SELECT pg_sleep(1)",
     ]
     table = "id integer primary key, name varchar(100), code integer"
-    runner = _pg(
+    runner = pg_runner(
         postgres,
         table,
         **{"Rollback On Failure": "true", "Support Fragmented Transactions": "false"},
@@ -515,19 +612,7 @@ def test_retryable_failure_rollback_on_failure(postgres) -> None:
     runner.assert_transfer_count("success", 0)
     assert runner.queue_size() == 2
     assert postgres.execute("select count(*) from pg_persons") == [(0,)]
-    runner = _pg(postgres, table, **{"Support Fragmented Transactions": "false"})
+    runner = pg_runner(postgres, table, **{"Support Fragmented Transactions": "false"})
     runner.enqueue(statements[1])
     runner.run()
     runner.assert_all_flowfiles_transferred("retry", 1)
-
-
-def test_bit_type(postgres) -> None:
-    """NiFi's testBitType: BIT (-7) values 1, 0, -5, t, f, T, true, false bind a boolean."""
-    runner = _pg(postgres, "id integer primary key, bt1 boolean")
-    sql = "INSERT INTO pg_persons (ID, BT1) VALUES (?, ?)"
-    for n, value in enumerate(["1", "0", "-5", "t", "f", "T", "true", "false"], start=1):
-        runner.enqueue(sql, _args((4, str(n)), (-7, value)))
-    runner.run()
-    runner.assert_all_flowfiles_transferred("success", 8)
-    rows = postgres.execute("select bt1 from pg_persons order by id")
-    assert [r[0] for r in rows] == [True, False, False, True, False, True, True, False]

@@ -1,0 +1,128 @@
+"""sql.args.N.format: java.time formatter names and patterns, binary encodings, epoch millis."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from processors.sql.arg_formats import binary_value, temporal_value
+
+_NAMED = [
+    ("DATE", "2002-03-04", "ISO_LOCAL_DATE", dt.date(2002, 3, 4)),
+    ("DATE", "2002-03-04+01:00", "ISO_OFFSET_DATE", dt.date(2002, 3, 4)),
+    ("DATE", "2002-03-04Z", "ISO_DATE", dt.date(2002, 3, 4)),
+    ("DATE", "20020304", "BASIC_ISO_DATE", dt.date(2002, 3, 4)),
+    ("DATE", "20020304-0500", "BASIC_ISO_DATE", dt.date(2002, 3, 4)),
+    ("DATE", "2002-063", "ISO_ORDINAL_DATE", dt.date(2002, 3, 4)),
+    ("DATE", "2002-W10-1", "ISO_WEEK_DATE", dt.date(2002, 3, 4)),
+    ("DATE", "2002-03-04T05:06:07", "ISO_LOCAL_DATE_TIME", dt.date(2002, 3, 4)),
+    ("TIME", "05:06", "ISO_LOCAL_TIME", dt.time(5, 6)),
+    ("TIME", "05:06:07.5+02:00", "ISO_OFFSET_TIME", dt.time(5, 6, 7, 500000)),
+    ("TIME", "05:06:07", "ISO_TIME", dt.time(5, 6, 7)),
+    ("TIMESTAMP", "2002-03-04T05:06:07", "ISO_LOCAL_DATE_TIME", dt.datetime(2002, 3, 4, 5, 6, 7)),
+    (
+        "TIMESTAMP",
+        "2002-03-04T05:06:07-05:00",
+        "ISO_OFFSET_DATE_TIME",
+        dt.datetime(2002, 3, 4, 5, 6, 7),
+    ),
+    (
+        "TIMESTAMP",
+        "2002-03-04T05:06:07+01:00[Europe/Paris]",
+        "ISO_ZONED_DATE_TIME",
+        dt.datetime(2002, 3, 4, 5, 6, 7),
+    ),
+    (
+        "TIMESTAMP",
+        "2002-03-04T05:06:07.000000001",
+        "ISO_DATE_TIME",
+        dt.datetime(2002, 3, 4, 5, 6, 7),
+    ),
+    (
+        "TIMESTAMP",
+        "Mon, 4 Mar 2002 05:06:07 GMT",
+        "RFC_1123_DATE_TIME",
+        dt.datetime(2002, 3, 4, 5, 6, 7),
+    ),
+    ("TIMESTAMP", "04/03/2002 5:06 PM", "dd/MM/yyyy h:mm a", dt.datetime(2002, 3, 4, 17, 6)),
+    ("TIME", "23:59:59.9999996", "ISO_LOCAL_TIME", dt.time.max),
+    (
+        "TIMESTAMP",
+        "2002-03-04 23:59:59.9999996",
+        "yyyy-MM-dd HH:mm:ss.SSSSSSS",
+        dt.datetime(2002, 3, 5),
+    ),
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "fmt", "expected"), _NAMED)
+def test_named_formats_and_patterns(kind: str, text: str, fmt: str, expected: object) -> None:
+    """java.time's predefined formatters and patterns give the local value (offset dropped,
+    sub-microsecond fractions rounded)."""
+    assert temporal_value(kind, text, fmt) == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "fmt", "reason"),
+    [
+        ("TIMESTAMP", "2002-03-04", "ISO_LOCAL_DATE", "no time of day"),
+        ("DATE", "05:06:07", "ISO_LOCAL_TIME", "no date"),
+        ("TIMESTAMP", "2002-03-04T05:06:07Z", "ISO_INSTANT", "ISO_INSTANT"),
+        ("TIMESTAMP", "2002-03-04 05:06:07", "ISO_LOCAL_DATE_TIME", "not in the form"),
+        ("DATE", "2002-02-30", "yyyy-MM-dd", "does not match"),
+        ("DATE", "2002", "qqqq", "'q' is not supported"),
+    ],
+)
+def test_values_not_in_their_format_are_refused(
+    kind: str, text: str, fmt: str, reason: str
+) -> None:
+    """A value its format cannot give (java.time's refusals) raises ValueError saying why."""
+    with pytest.raises(ValueError, match=reason):
+        temporal_value(kind, text, fmt)
+
+
+@given(st.datetimes(min_value=dt.datetime(1000, 1, 1)))
+def test_patterns_round_trip(moment: dt.datetime) -> None:
+    """A datetime written in a pattern, or in ISO form, reads back the same."""
+    text = moment.strftime("%Y-%m-%dT%H:%M:%S.%f")
+    assert temporal_value("TIMESTAMP", text, "yyyy-MM-dd'T'HH:mm:ss.SSSSSS") == moment
+    assert temporal_value("TIMESTAMP", text, "ISO_LOCAL_DATE_TIME") == moment
+    assert temporal_value("TIME", text[11:], "HH:mm:ss.SSSSSS") == moment.time()
+    assert temporal_value("DATE", text[:10], "ISO_LOCAL_DATE") == moment.date()
+
+
+@given(st.integers(min_value=-(10**13), max_value=10**14))
+def test_epoch_millis_without_format(millis: int) -> None:
+    """Without a format, -?\\d{1,19} is epoch milliseconds (UTC), before 1970 too."""
+    moment = dt.datetime(1970, 1, 1) + dt.timedelta(milliseconds=millis)
+    assert temporal_value("TIMESTAMP", str(millis), "") == moment
+    assert temporal_value("DATE", str(millis), "") == moment.date()
+    assert temporal_value("TIME", str(millis), "") == moment.time()
+
+
+@given(st.binary(max_size=64))
+def test_binary_formats_round_trip(data: bytes) -> None:
+    """hex and base64 (padded or not, as Java's decoder) give back the bytes they encode."""
+    assert binary_value(data.hex(), "hex") == data
+    assert binary_value(data.hex().upper(), "hex") == data
+    encoded = base64.b64encode(data).decode()
+    assert binary_value(encoded, "base64") == data
+    assert binary_value(encoded.rstrip("="), "base64") == data
+
+
+def test_ascii_and_bad_binary_formats() -> None:
+    """ascii (the default) writes '?' for what ASCII lacks, as Java's getBytes(US_ASCII);
+    an unknown format, odd hex or base64 outside its alphabet is refused."""
+    assert binary_value("AB\u00e9", "") == b"AB?"
+    assert binary_value("AB", "ascii") == b"AB"
+    for text, fmt, reason in [
+        ("AB", "utf-8", "formatter `utf-8`"),
+        ("ABC", "hex", "Hexadecimal"),
+        ("A*==", "base64", "Base64"),
+    ]:
+        with pytest.raises(ValueError, match=reason):
+            binary_value(text, fmt)
