@@ -126,15 +126,18 @@ def check_driver(url: str) -> None:
 
 
 def transit_uri(url: str) -> str:
-    """NiFi's provenance transit URI for a connection: ``postgresql://host:port/db``.
+    """NiFi's provenance transit URI for a connection: ``jdbc:postgresql://host:port/db``.
 
-    NiFi strips ``jdbc:`` from the connection URL; credentials and query are left out here.
+    NiFi's SQL processors report the driver's ``DatabaseMetaData.getURL()``: the JDBC URL as
+    configured, ``jdbc:`` kept. Credentials and options (``?password=...``, ``;user=...``) are
+    left out here, so no secret reaches provenance; a SQLAlchemy URL loses its driver suffix.
     """
     url = url.strip()
+    prefix = ""
     if url.startswith("jdbc:"):
-        url = url[5:]
+        prefix, url = "jdbc:", url[5:]
     if "://" in url:
         scheme, rest = url.split("://", 1)
         rest = rest.rsplit("@", 1)[-1].split("?", 1)[0].split(";", 1)[0]
-        return f"{scheme.split('+', 1)[0]}://{rest}"
-    return url
+        return f"{prefix}{scheme.split('+', 1)[0]}://{rest}"
+    return prefix + url

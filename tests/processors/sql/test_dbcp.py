@@ -47,7 +47,7 @@ def test_postgres_pool_with_validation_query(postgres) -> None:
         with pool.connection() as connection:
             assert connection.execute(sa.text("select 41 + 1")).scalar() == 42
         assert pool.engine().pool.size() == 2
-        assert pool.transit_uri() == f"postgresql://127.0.0.1:{postgres.port}/postgres"
+        assert pool.transit_uri() == f"jdbc:postgresql://127.0.0.1:{postgres.port}/postgres"
     finally:
         pool.on_disabled()
 

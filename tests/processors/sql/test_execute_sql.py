@@ -56,7 +56,7 @@ def test_query_from_property_without_input(tmp_path: Path) -> None:
     assert schema["name"] == "any.data.NiFi_ExecuteSQL_Record"
     assert records[1] == {"id": 1, "name": "Joe1", "code": 10}
     assert [e.event_type.value for e in runner.provenance_events] == ["RECEIVE"]
-    assert runner.provenance_events[0].transit_uri.startswith("sqlite:")
+    assert runner.provenance_events[0].transit_uri.startswith("jdbc:sqlite:")
 
 
 def test_query_from_content_with_input(tmp_path: Path) -> None:
@@ -117,7 +117,7 @@ def test_bad_query_goes_to_failure_penalized(tmp_path: Path) -> None:
     runner.assert_all_flowfiles_transferred("failure", 1)
     message = runner.flowfiles_for("failure")[0].attributes["executesql.error.message"]
     assert "no such table: nowhere" in message
-    assert message.startswith("sqlite")
+    assert message.startswith("jdbc:sqlite")
 
 
 def test_sql_args_bind_parameters(tmp_path: Path) -> None:
@@ -204,7 +204,7 @@ def test_postgres_types_and_logical_types(postgres) -> None:
     assert schema["fields"][0]["type"][1]["scale"] == 2
     assert str(records[0]["n"]) == "12.34"
     fetch = next(e for e in runner.provenance_events if e.event_type.value == "FETCH")
-    assert fetch.transit_uri.startswith("postgresql://127.0.0.1:")
+    assert fetch.transit_uri.startswith("jdbc:postgresql://127.0.0.1:")
 
 
 def test_null_int_column_and_duplicate_columns(postgres) -> None:

@@ -174,4 +174,4 @@ def test_a_database_error_still_names_the_database(tmp_path: Path) -> None:
     runner.enqueue(b"select * from missing")
     runner.run()
     message = runner.flowfiles_for("failure")[0].attributes["executesql.error.message"]
-    assert message == f"sqlite:{path}: no such table: missing"
+    assert message == f"jdbc:sqlite:{path}: no such table: missing"

@@ -95,7 +95,7 @@ def test_no_incoming_connection(tmp_path: Path, cls: type[AbstractExecuteSQL]) -
     (event,) = runner.provenance_events
     assert event.event_type.value == "RECEIVE"
     assert tuple(event.parent_uuids) == ()
-    assert event.transit_uri.startswith("sqlite:")
+    assert event.transit_uri.startswith("jdbc:sqlite:")
     assert event.details == f"Retrieved {ROWS} rows"
 
 

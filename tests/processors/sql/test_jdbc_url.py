@@ -49,6 +49,8 @@ def test_missing_driver_names_the_package() -> None:
 
 
 def test_transit_uri_leaves_out_credentials_and_options() -> None:
-    """NiFi's transit URI: the URL without jdbc:, credentials or query."""
-    assert transit_uri("jdbc:postgresql://h:5432/db?password=x") == "postgresql://h:5432/db"
+    """NiFi's transit URI (the driver's getURL(): jdbc: kept), without credentials or query."""
+    assert transit_uri("jdbc:postgresql://h:5432/db?password=x") == "jdbc:postgresql://h:5432/db"
+    assert transit_uri("jdbc:sqlserver://h:1433;password=x") == "jdbc:sqlserver://h:1433"
+    assert transit_uri("jdbc:sqlite:/tmp/x.db") == "jdbc:sqlite:/tmp/x.db"
     assert transit_uri("postgresql+psycopg://u:pw@h/db") == "postgresql://h/db"

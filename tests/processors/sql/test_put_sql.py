@@ -466,7 +466,7 @@ def test_provenance_events(tmp_path: Path, mode: str) -> None:
     runner.assert_all_flowfiles_transferred("success", 2)
     events = runner.provenance_events
     assert [e.event_type.value for e in events] == ["SEND", "SEND"]
-    assert {e.transit_uri for e in events} == {f"sqlite:{path}"}
+    assert {e.transit_uri for e in events} == {f"jdbc:sqlite:{path}"}
     assert {e.details for e in events} == {None}
     assert [e.flowfile_uuid for e in events] == [
         f.attributes["uuid"] for f in runner.flowfiles_for("success")

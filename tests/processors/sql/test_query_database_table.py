@@ -152,7 +152,7 @@ def test_postgres_incremental_with_timestamps(postgres) -> None:
     runner.run()
     assert [r["id"] for o in runner.flowfiles_for("success") for r in _rows(o)] == [3]
     event = runner.provenance_events[-1]
-    assert event.transit_uri == f"postgresql://127.0.0.1:{postgres.port}/postgres"
+    assert event.transit_uri == f"jdbc:postgresql://127.0.0.1:{postgres.port}/postgres"
 
 
 def test_missing_table_lists_nothing_and_yields(tmp_path: Path, caplog) -> None:
