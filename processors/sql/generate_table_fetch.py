@@ -137,6 +137,8 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
     relationships: ClassVar = (REL_SUCCESS, REL_FAILURE)
     input_requirement: ClassVar = InputRequirement.INPUT_ALLOWED
     kind_with_input: ClassVar = ProcessorKind.PER_FLOWFILE
+    #: NiFi's trigger tests ``hasIncomingConnection()``: a self-loop feeds it (it waits there)
+    fed_by_self_loops: ClassVar = True
     tags: ClassVar = ("sql", "select", "jdbc", "query", "database", "fetch", "generate")
     writes_attributes: ClassVar[Mapping[str, str]] = {
         "generatetablefetch.tableName": "The name of the database table to be queried.",
