@@ -386,5 +386,5 @@ def test_only_self_loops_and_no_query_is_refused_when_scheduled(tmp_path: Path) 
     fails with NiFi's message and the reason."""
     runner = _runner(ExecuteSQL, _db(tmp_path), incoming=True)
     runner.set_non_loop_connection(False)
-    with pytest.raises(ProcessException, match="Either the Select Query.*loop back to it"):
+    with pytest.raises(ProcessException, match=r"Either the Select Query.*loop back to it"):
         runner.run()
