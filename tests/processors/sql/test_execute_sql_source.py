@@ -388,3 +388,35 @@ def test_only_self_loops_and_no_query_is_refused_when_scheduled(tmp_path: Path) 
     runner.set_non_loop_connection(False)
     with pytest.raises(ProcessException, match=r"Either the Select Query.*loop back to it"):
         runner.run()
+
+
+def test_a_flowfile_come_back_on_its_self_loop_is_processed(tmp_path: Path) -> None:
+    """Run as a source, a result looped back on success is taken per FlowFile, as NiFi's
+    trigger takes it: its query (an attribute makes it fail) routes it to failure, not lost."""
+    flow = Flow("execute-sql-looped")
+    flow.add_service(
+        DBCPConnectionPool("dbcp", **{"Database Connection URL": f"jdbc:sqlite:{_db(tmp_path, 3)}"})
+    )
+    query = (
+        "select id from TEST_NULL_INT "
+        "${executesql.row.count:isNull():not():ifElse('where no_such_column', '')}"
+    )
+    sql = flow.add(
+        ExecuteSQL(**{"Database Connection Pooling Service": "dbcp", "SQL Query": query}),
+        name="query",
+        penalty_duration="0 sec",  # the failed FlowFile, penalized as NiFi's, passes at once
+    )
+    results = flow.add(PutFile(directory=str(tmp_path / "out")), name="results")
+    failed = flow.add(PutFile(directory=str(tmp_path / "failed")), name="failed")
+    flow.connect(sql, sql, "success")
+    flow.connect(sql, results, "success")
+    flow.connect(sql, failed, "failure")
+    for put in (results, failed):
+        flow.auto_terminate(put, ["success", "failure"])
+    assert flow.kind_of(sql) is ProcessorKind.SOURCE
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    assert result.queued == {}
+    (written,) = (tmp_path / "out").iterdir()
+    assert [r["id"] for r in _rows(ExecuteSQL, written.read_bytes())] == [0, 1, 2]
+    (looped,) = (tmp_path / "failed").iterdir()
+    assert looped.read_bytes() == written.read_bytes()
