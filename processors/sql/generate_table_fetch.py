@@ -160,6 +160,15 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         "is set to the exception message.",
     }
 
+    def on_scheduled(self, context: ProcessContext) -> None:
+        """NiFi's setup: a self-loop alone feeds it nothing but what fails, logged as an error."""
+        if context.has_incoming_connection() and not context.has_non_loop_connection():
+            context.logger.error(
+                "The failure relationship can be used only if there is another incoming "
+                "connection to this processor."
+            )
+        super().on_scheduled(context)
+
     def runs_serially(self) -> bool:
         """Fed by a connection, each FlowFile reads and writes the tables' maxima: one task.
 

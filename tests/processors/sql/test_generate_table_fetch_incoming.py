@@ -225,6 +225,19 @@ def test_a_self_loop_feeds_it_in_a_flow(tmp_path: Path) -> None:
     assert not (tmp_path / "out").exists()
 
 
+def test_only_self_loops_log_an_error_when_scheduled(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """NiFi's setup: with only self-loops (``setNonLoopConnection(false)``) it logs that the
+    failure relationship needs another incoming connection, and waits (nothing queued)."""
+    runner = sqlite_runner(sqlite_db(tmp_path, range(3)), incoming=True)
+    runner.set_non_loop_connection(False)
+    with caplog.at_level("ERROR", logger="flowcore.processors"):
+        runner.run()
+    runner.assert_transfer_count("success", 0)
+    assert "The failure relationship can be used only if there is another incoming" in caplog.text
+
+
 def test_empty_flowfile_per_incoming_flowfile(tmp_path: Path) -> None:
     """Output Empty FlowFile on Zero Results fed by a connection: each incoming FlowFile
     gets one (NiFi's every trigger), where a source outputs it once until rows come."""
