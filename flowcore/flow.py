@@ -595,18 +595,32 @@ class FlowDefinition:
             return None
         names = {n for names in processor.referenced_parameters().values() for n in names}
         bound = processor.with_parameters(self.parameters.values_for(sorted(names)))
-        return bound.with_input(bool(self.incoming(component)))
+        return bound.with_input(self.is_fed(component))
 
     def kind_of(self, component: Component) -> ProcessorKind | None:
         """The kind *component*'s processor runs as in this flow (None for a funnel).
 
         The class's kind, or for a processor whose kind depends on its input
-        (``Processor.kind_with_input``) the one its incoming connections give.
+        (``Processor.kind_with_input``) the one its incoming connections give (:meth:`is_fed`).
         """
         processor = component.processor
         if processor is None:
             return None
-        return processor.kind_for(bool(self.incoming(component)))
+        return processor.kind_for(self.is_fed(component))
+
+    def is_fed(self, component: Component) -> bool:
+        """Whether *component* counts as fed, for a processor whose kind depends on its input.
+
+        Any incoming connection counts, a disabled source's or a funnel's nothing feeds too (as
+        NiFi's ``hasIncomingConnection()``); connections from *component* back to itself do not
+        where its class says so (``Processor.fed_by_self_loops``: ExecuteSQL, whose NiFi
+        trigger tests ``hasNonLoopConnection()``). The one rule validation, the compiler and
+        the test harness read, through :meth:`kind_of` and :meth:`resolved_processor`.
+        """
+        incoming = self.incoming(component)
+        non_loop = any(c.source != component.id for c in incoming)
+        processor = component.processor
+        return processor.is_fed(bool(incoming), non_loop) if processor else bool(incoming)
 
     def auto_terminated(self, component: Component) -> frozenset[str]:
         """Relationships of *component* the user auto-terminated."""

@@ -107,6 +107,7 @@ class ProcessContext:
         auto_terminated: Iterable[str] = (),
         has_incoming_connection: bool = True,
         resumed_bins: bool = False,
+        has_non_loop_connection: bool | None = None,
     ) -> None:
         self.processor = processor
         self.component = component
@@ -115,6 +116,8 @@ class ProcessContext:
         self._set_state = set_state
         self._auto_terminated = frozenset(auto_terminated)
         self._has_input = has_incoming_connection
+        #: None: as :attr:`_has_input` (no connection loops back to the processor)
+        self._non_loop = has_non_loop_connection
         #: Set by the engine, whose binning tasks rebuild bins from queued FlowFiles each
         #: micro-batch: a bin's age then counts from its oldest FlowFile's queue date.
         self.resumed_bins = resumed_bins
@@ -195,6 +198,14 @@ class ProcessContext:
     def has_incoming_connection(self) -> bool:
         """Whether anything feeds this processor."""
         return self._has_input
+
+    def has_non_loop_connection(self) -> bool:
+        """Whether a connection from another component feeds this processor (NiFi's method).
+
+        False when every incoming connection loops back to the processor itself: NiFi's
+        ExecuteSQL then runs its query on its own.
+        """
+        return self._has_input if self._non_loop is None else self._non_loop
 
     def controller_service(self, name: str) -> object:
         """The enabled service *name*, where the context has services (a source's listing).

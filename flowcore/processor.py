@@ -146,6 +146,12 @@ class Processor:
     #: once per incoming FlowFile when fed; the compiler settles it once per flow
     #: (:meth:`with_input`), so validation, stages and tasks all read one kind.
     kind_with_input: ClassVar[ProcessorKind | None] = None
+    #: Whether connections from the processor back to itself feed it, for a processor whose kind
+    #: depends on its input: NiFi's test of its class, ``context.hasIncomingConnection()``
+    #: (True: GenerateTableFetch waits for FlowFiles on a self-loop) or
+    #: ``context.hasNonLoopConnection()`` (False: AbstractExecuteSQL whose incoming connections
+    #: all loop back to it runs its query on its own, a source).
+    fed_by_self_loops: ClassVar[bool] = True
     #: NiFi's ``@SupportsBatching``: the engine may run many triggers in one session and commit
     #: once. Only for processors whose triggers have no side effects outside the session: if
     #: one trigger fails, the session rolls back and the others run again, one session each.
@@ -339,6 +345,14 @@ class Processor:
         clone._unknown = dict(self._unknown)
         clone.bind_parameters(values)
         return clone
+
+    def is_fed(self, has_incoming: bool, has_non_loop: bool) -> bool:
+        """Whether the processor counts as fed, given NiFi's two tests of its connections.
+
+        *has_incoming*: any incoming connection; *has_non_loop*: one from another component.
+        Which one counts is the class's (:attr:`fed_by_self_loops`).
+        """
+        return has_incoming if self.fed_by_self_loops else has_non_loop
 
     def kind_for(self, has_input: bool) -> ProcessorKind:
         """The kind this processor runs as with (or without) incoming connections."""

@@ -67,7 +67,9 @@ class MemberPlan:
         routes: each relationship's connections, in the order they were made.
         auto_terminated: relationships whose FlowFiles are dropped unless connected: those
             the user auto-terminated and those the processor declares so by default.
-        has_input: whether anything feeds the component.
+        has_input: whether anything feeds the component (NiFi's ``hasIncomingConnection``).
+        has_non_loop_input: whether another component feeds it (NiFi's
+            ``hasNonLoopConnection``; None: as *has_input*).
         concurrent_tasks: triggers of a source per micro-batch (NiFi's Concurrent Tasks).
         run_schedule_ms: the Run Schedule in a continuous run (0: as often as there is room
             or input); a source's triggers, any other member's stage runs at most once per
@@ -94,6 +96,7 @@ class MemberPlan:
     yield_ms: int | None = None
     retry: RetrySettings | None = None
     disabled: bool = False
+    has_non_loop_input: bool | None = None
 
     @property
     def kind(self) -> ProcessorKind:

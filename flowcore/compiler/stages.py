@@ -333,6 +333,7 @@ def plan_stage(flow: FlowDefinition, durable: Mapping[str, object], stage: Stage
                 routes={k: tuple(v) for k, v in routes.items()},
                 auto_terminated=flow.terminated(component),  # the processor's defaults too
                 has_input=bool(flow.incoming(component)),
+                has_non_loop_input=any(c.source != component.id for c in flow.incoming(component)),
                 concurrent_tasks=component.concurrent_tasks,
                 run_schedule_ms=_period_ms(component),
                 cron=_cron(component),

@@ -160,6 +160,7 @@ class TaskMember:
             state=lambda: self.state,
             auto_terminated=self.dropped,
             has_incoming_connection=plan.has_input,
+            has_non_loop_connection=plan.has_non_loop_input,
             resumed_bins=True,
         )
         if task.spec.defer_bins and self._merges_apart():

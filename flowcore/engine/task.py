@@ -409,6 +409,7 @@ class _Task:
                 if (
                     member.plan.kind is ProcessorKind.SOURCE
                     and member.plan.component_id not in work
+                    and not member.plan.has_input
                 ):
                     continue  # nothing to read here: the driver lists (and schedules) it
                 with running(member):
@@ -427,6 +428,10 @@ class _Task:
                 with running(member), self.clock.timing(member.plan.component_id):
                     if member.plan.kind is ProcessorKind.SOURCE:
                         member.read_work(work.get(member.plan.component_id, ()))
+                        if member.pending or member.pending_batches:
+                            # come back on a self-loop: ExecuteSQL, a source when its only
+                            # connections in loop back to it, takes them one per trigger
+                            member.drain(end_of_input=spec.end_of_input)
                         self._note_yield(member)
                         continue
                     if member.plan.component_id in bins:

@@ -9,7 +9,11 @@ the ends of NiFi's connections, ``{id, groupId}`` (a component's own JSON says
 Ports and funnels that lead nowhere once the flow runs on its own (the exported group's output
 ports, which fed its parent; a port nothing connects to) are taken out by :func:`prune`: FlowFiles
 that would have left through them are auto-terminated at the processor they leave, and a note
-says so.
+says so. A port nothing feeds that leads to a processor stays, as a funnel nothing feeds: NiFi
+counts its connection as the processor's incoming connection (``hasIncomingConnection()``), so
+the processor waits for FlowFiles there, where without it flowcore would run ExecuteSQL or
+GenerateTableFetch as a source (their kind depends on their input) and judge an input-requiring
+one invalid.
 """
 
 from __future__ import annotations
@@ -252,17 +256,48 @@ def _take_out(flat: FlatFlow, node: Node, terminate: dict[Key, set[str]], touche
     return f"leads nowhere when the flow runs on its own: FlowFiles reaching it are dropped{where}"
 
 
+def fed_processors(flat: FlatFlow, key: Key) -> list[Node]:
+    """The processors *key*'s connections lead to, directly or through ports and funnels."""
+    found: list[Node] = []
+    seen = {key}
+    todo = [key]
+    while todo:
+        for edge in flat.outgoing(todo.pop()):
+            node = flat.nodes.get(edge.destination)
+            if node is None or node.key in seen:
+                continue
+            seen.add(node.key)
+            if node.kind is NodeKind.PROCESSOR:
+                found.append(node)
+            elif node.kind.passes_through:
+                todo.append(node.key)
+    return found
+
+
+def _kept_note(fed: list[Node]) -> str:
+    """Why a port nothing feeds stays: the processors whose incoming connection it is."""
+    names = ", ".join(repr(n.name) for n in fed)
+    return (
+        "receives nothing when the flow runs on its own: kept as a funnel nothing feeds, with "
+        f"its connections, which NiFi counts as incoming connections of {names} (a processor "
+        "with one waits for FlowFiles: ExecuteSQL or GenerateTableFetch does not run on its own)"
+    )
+
+
 def prune(flat: FlatFlow) -> Pruned:
     """Take out ports with no way in or no way out, and what that leaves without one.
 
     Repeated, since taking a port out can leave the funnel before it without a way out (that
     funnel goes too). A funnel that had no way in or out in NiFi already stays, as drawn.
     Site-to-site ports stay: what exchanges FlowFiles with another instance is the caller's
-    to report.
+    to report. A port with no way in that leads to a processor stays too (:func:`fed_processors`),
+    with a note: it is that processor's incoming connection in NiFi, which decides whether the
+    processor waits for FlowFiles or runs on its own.
     """
     notes: list[tuple[str, str]] = []
     terminate: dict[Key, set[str]] = {}
     touched: set[Key] = set()
+    kept: set[Key] = set()
     changed = True
     while changed:
         changed = False
@@ -272,9 +307,15 @@ def prune(flat: FlatFlow) -> Pruned:
             )
             if not eligible or node.site_to_site or node.key not in flat.nodes:
                 continue
-            if not flat.incoming(node.key) or not flat.outgoing(node.key):
-                what = _take_out(flat, node, terminate, touched)
-                notes.append((f"{node.kind.value} {node.name!r}", what))
-                changed = True
+            if node.key in kept or (flat.incoming(node.key) and flat.outgoing(node.key)):
+                continue
+            fed = [] if flat.incoming(node.key) else fed_processors(flat, node.key)
+            if fed:
+                kept.add(node.key)
+                notes.append((f"{node.kind.value} {node.name!r}", _kept_note(fed)))
+                continue
+            what = _take_out(flat, node, terminate, touched)
+            notes.append((f"{node.kind.value} {node.name!r}", what))
+            changed = True
     frozen = {key: frozenset(names) for key, names in terminate.items()}
     return Pruned(tuple(notes), frozen)

@@ -199,6 +199,7 @@ class BatchContext(ProcessContext):
                 r for r in processor.relationship_names() if context.is_auto_terminated(r)
             ],
             has_incoming_connection=context.has_incoming_connection(),
+            has_non_loop_connection=context.has_non_loop_connection(),
             resumed_bins=context.resumed_bins,
         )
         self.bin_sink = context.bin_sink

@@ -435,7 +435,11 @@ def trigger_batches(host: BatchHost) -> None:
     Sources, and a trigger with nothing ready, are triggered as usual (their sessions take
     batches).
     """
-    kind = host.processor.kind_for(host.context.has_incoming_connection())
+    context = host.context
+    fed = host.processor.is_fed(
+        context.has_incoming_connection(), context.has_non_loop_connection()
+    )
+    kind = host.processor.kind_for(fed)
     flowfiles = host.take_ready() if kind is not ProcessorKind.SOURCE else []
     if not flowfiles:
         host.trigger_per_flowfile()

@@ -142,6 +142,7 @@ class TestRunner:
         self._next_queue_index = 0
         self._scheduled = False
         self._incoming = True  # NiFi's MockProcessContext: an incoming connection by default
+        self._non_loop: bool | None = None  # as _incoming, unless set_non_loop_connection
         self._context: ProcessContext | None = None
         self._caches: dict[str, MapCache] = {}
         self._services: dict[str, ControllerService] = {}
@@ -380,6 +381,7 @@ class TestRunner:
             set_state=self.set_state,
             auto_terminated=self._terminated(),
             has_incoming_connection=self._incoming,
+            has_non_loop_connection=self._non_loop,
         )
         context.committed_content = HeldContent(self.content)
         context.service_lookup = self.controller_service  # as the driver's (list_work uses it)
@@ -396,6 +398,18 @@ class TestRunner:
         self._incoming = has_incoming
         if self._context is not None:
             self._context._has_input = has_incoming
+
+    def set_non_loop_connection(self, has_non_loop: bool) -> None:
+        """Whether another component feeds the processor (NiFi's ``setNonLoopConnection``).
+
+        As :meth:`set_incoming_connection` until set. False with an incoming connection stands
+        for a flow whose only connections into the processor loop back to it: what
+        ``context.has_non_loop_connection()`` answers, and for ExecuteSQL (its class's
+        ``fed_by_self_loops`` False) a source, as a flow's compiler decides.
+        """
+        self._non_loop = has_non_loop
+        if self._context is not None:
+            self._context._non_loop = has_non_loop
 
     @property
     def context(self) -> ProcessContext:

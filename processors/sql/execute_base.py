@@ -197,6 +197,9 @@ class AbstractExecuteSQL(SourceProcessor):
 
     input_requirement: ClassVar = InputRequirement.INPUT_ALLOWED
     kind_with_input: ClassVar = ProcessorKind.PER_FLOWFILE
+    #: NiFi's trigger runs the query when every incoming connection loops back to the
+    #: processor (``hasNonLoopConnection()`` false): a source then.
+    fed_by_self_loops: ClassVar = False
     unbounded: ClassVar = True
     relationships: ClassVar = (REL_SUCCESS, REL_FAILURE)
     supports_dynamic_properties: ClassVar = True
@@ -231,12 +234,18 @@ class AbstractExecuteSQL(SourceProcessor):
         return PropertyDescriptor(name, el_scope=_FF, dynamic=True)
 
     def validate_context(self, context: ProcessContext) -> None:
-        """NiFi's @OnScheduled check: a query, or an incoming connection carrying one."""
-        if not context.get_property(SQL_QUERY).is_set() and not context.has_incoming_connection():
+        """NiFi's @OnScheduled check: a query, or an incoming connection carrying one.
+
+        Connections that all loop back to the processor carry none before it runs the query
+        on its own (NiFi fails each trigger then): refused too, with the reason.
+        """
+        if not context.get_property(SQL_QUERY).is_set() and not context.has_non_loop_connection():
             msg = (
                 "Either the Select Query must be specified or there must be an incoming "
                 "connection providing flowfile(s) containing a SQL select query"
             )
+            if context.has_incoming_connection():
+                msg += " (its incoming connections all loop back to it: it runs on its own)"
             raise ProcessException(msg)
 
     def on_scheduled(self, context: ProcessContext) -> None:
@@ -261,15 +270,17 @@ class AbstractExecuteSQL(SourceProcessor):
     def on_trigger(self, context: ProcessContext, session: ProcessSession) -> None:
         """Run the query once: for one incoming FlowFile, or as a source without input.
 
-        NiFi's: with an incoming connection and nothing queued, nothing runs.
+        NiFi's: with an incoming connection and nothing queued, nothing runs, unless every
+        incoming connection loops back to the processor (then the query runs on its own).
         """
-        if not context.has_incoming_connection():
-            super().on_trigger(context, session)  # the source's listing and read, one session
-            return
-        flowfile = session.get()
-        if flowfile is None:
-            return
-        self._execute(context, session, flowfile)
+        if context.has_incoming_connection():
+            flowfile = session.get()
+            if flowfile is not None:
+                self._execute(context, session, flowfile)
+                return
+            if context.has_non_loop_connection():
+                return
+        super().on_trigger(context, session)  # the source's listing and read, one session
 
     def _execute(
         self, context: ProcessContext, session: ProcessSession, flowfile: FlowFile | None

@@ -137,6 +137,8 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
     relationships: ClassVar = (REL_SUCCESS, REL_FAILURE)
     input_requirement: ClassVar = InputRequirement.INPUT_ALLOWED
     kind_with_input: ClassVar = ProcessorKind.PER_FLOWFILE
+    #: NiFi's trigger tests ``hasIncomingConnection()``: a self-loop feeds it (it waits there)
+    fed_by_self_loops: ClassVar = True
     tags: ClassVar = ("sql", "select", "jdbc", "query", "database", "fetch", "generate")
     writes_attributes: ClassVar[Mapping[str, str]] = {
         "generatetablefetch.tableName": "The name of the database table to be queried.",
@@ -157,6 +159,15 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         "FlowFile causes a SQL Exception, the FlowFile is routed to failure and this attribute "
         "is set to the exception message.",
     }
+
+    def on_scheduled(self, context: ProcessContext) -> None:
+        """NiFi's setup: a self-loop alone feeds it nothing but what fails, logged as an error."""
+        if context.has_incoming_connection() and not context.has_non_loop_connection():
+            context.logger.error(
+                "The failure relationship can be used only if there is another incoming "
+                "connection to this processor."
+            )
+        super().on_scheduled(context)
 
     def runs_serially(self) -> bool:
         """Fed by a connection, each FlowFile reads and writes the tables' maxima: one task.

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import itertools
+import sqlite3
 from pathlib import Path
 from typing import Any
 
-from _nifi_json import connection, download, funnel, group, port, processor
+from _nifi_json import connection, download, funnel, group, port, processor, service
 from hypothesis import given
 from hypothesis import strategies as st
 
 from flowcore import Flow
 from flowcore.nifi.groups import FlatFlow, NodeKind, flatten, prune
+from flowcore.processor import ProcessorKind
 
 
 def _processor_edges(flat: FlatFlow) -> set[tuple[str, str]]:
@@ -152,22 +154,23 @@ def test_a_connection_to_a_missing_component_is_dangling() -> None:
 
 def test_ports_leading_nowhere_are_pruned_and_their_flowfiles_dropped() -> None:
     """A top output port (and the funnel before it) goes, auto-terminating what fed it; an input
-    port nothing feeds goes with its connections."""
+    port nothing feeds and leading nowhere goes too, and so does one leading only to them."""
     a = processor("a", "A", "UpdateAttribute")
     f = funnel("f")
     out = port("out", "to parent", "OUTPUT_PORT")
-    entry = port("in", "from parent", "INPUT_PORT")
+    lone = port("lone", "unused", "INPUT_PORT")
+    through = port("through", "passed on", "INPUT_PORT")
     root = group(
         "top",
         "T",
         processors=[a],
         funnels=[f],
         outputPorts=[out],
-        inputPorts=[entry],
+        inputPorts=[lone, through],
         connections=[
-            connection("c1", ("in", "INPUT_PORT", "top"), ("a", "PROCESSOR", "top"), [""]),
             connection("c2", ("a", "PROCESSOR", "top"), ("f", "FUNNEL", "top"), ["success"]),
             connection("c3", ("f", "FUNNEL", "top"), ("out", "OUTPUT_PORT", "top"), [""]),
+            connection("c4", ("through", "INPUT_PORT", "top"), ("f", "FUNNEL", "top"), [""]),
         ],
     )
     flat = flatten(root)
@@ -176,7 +179,40 @@ def test_ports_leading_nowhere_are_pruned_and_their_flowfiles_dropped() -> None:
     assert flat.edges == []
     assert pruned.terminate == {("top", "a"): frozenset({"success"})}
     subjects = sorted(subject for subject, _ in pruned.notes)
-    assert subjects == ["funnel 'funnel'", "input port 'from parent'", "output port 'to parent'"]
+    assert subjects == [
+        "funnel 'funnel'",
+        "input port 'passed on'",
+        "input port 'unused'",
+        "output port 'to parent'",
+    ]
+
+
+def test_an_unfed_port_leading_to_a_processor_stays_its_incoming_connection() -> None:
+    """An input port nothing feeds that leads (through a funnel) to a processor stays with its
+    connections, as NiFi counts them as the processor's incoming ones; a note names it."""
+    a = processor("a", "A", "UpdateAttribute", autoTerminatedRelationships=["success"])
+    f = funnel("f")
+    entry = port("in", "from parent", "INPUT_PORT")
+    root = group(
+        "top",
+        "T",
+        processors=[a],
+        funnels=[f],
+        inputPorts=[entry],
+        connections=[
+            connection("c1", ("in", "INPUT_PORT", "top"), ("f", "FUNNEL", "top"), [""]),
+            connection("c2", ("f", "FUNNEL", "top"), ("a", "PROCESSOR", "top"), [""]),
+        ],
+    )
+    flat = flatten(root)
+    pruned = prune(flat)
+    assert sorted(flat.nodes) == [("top", "a"), ("top", "f"), ("top", "in")]
+    assert [e.data["identifier"] for e in flat.edges] == ["c1", "c2"]
+    assert pruned.terminate == {}
+    [(subject, note)] = pruned.notes
+    assert subject == "input port 'from parent'"
+    assert "kept as a funnel nothing feeds" in note
+    assert "incoming connections of 'A'" in note
 
 
 def test_an_instances_root_ports_are_site_to_site() -> None:
@@ -216,3 +252,56 @@ def test_an_imported_funnel_with_no_way_out_holds_its_flowfiles(tmp_path: Path) 
     [(label, name)] = result.dead_ends.items()
     assert result.queued == {label: (3, 6)}
     assert result.waiting_before_funnels() == {name: (3, 6)}
+
+
+def _queries_behind_a_port(db: Path, out: Path) -> dict[str, Any]:
+    """A group whose input port feeds ExecuteSQL, and a disabled Generate feeding
+    GenerateTableFetch: both results go to PutFile."""
+    pool = service("pool", "pool", "org.apache.nifi.dbcp.DBCPConnectionPool")
+    pool["properties"] = {"Database Connection URL": f"jdbc:sqlite:{db}"}
+    entry = port("in", "from parent", "INPUT_PORT")
+    query = processor("q", "Run query", "ExecuteSQL", {
+        "Database Connection Pooling Service": "pool",
+        "SQL Query": "select * from orders where id > ${last.id:replaceNull(-1)}",
+    }, autoTerminatedRelationships=["failure"])  # fmt: skip
+    gen = processor("gen", "Generate", "GenerateFlowFile", scheduledState="DISABLED")
+    fetch = processor("gtf", "Fetch pages", "GenerateTableFetch", {
+        "Database Connection Pooling Service": "pool", "Table Name": "orders",
+    }, autoTerminatedRelationships=["failure"])  # fmt: skip
+    put = processor("put", "Write", "PutFile", {"Directory": str(out)},
+                    autoTerminatedRelationships=["success", "failure"])  # fmt: skip
+    links = [
+        connection("c1", ("in", "INPUT_PORT", "top"), ("q", "PROCESSOR", "top"), [""]),
+        connection("c2", ("q", "PROCESSOR", "top"), ("put", "PROCESSOR", "top"), ["success"]),
+        connection("c3", ("gen", "PROCESSOR", "top"), ("gtf", "PROCESSOR", "top"), ["success"]),
+        connection("c4", ("gtf", "PROCESSOR", "top"), ("put", "PROCESSOR", "top"), ["success"]),
+    ]
+    return download(
+        group(
+            "top",
+            "Group",
+            processors=[query, gen, fetch, put],
+            inputPorts=[entry],
+            controllerServices=[pool],
+            connections=links,
+        )
+    )
+
+
+def test_processors_fed_by_an_unfed_port_or_a_disabled_one_wait_as_in_nifi(tmp_path: Path) -> None:
+    """ExecuteSQL behind an input port nothing feeds, and GenerateTableFetch behind a disabled
+    processor, keep their incoming connections: per-FlowFile, idle, nothing written."""
+    db = tmp_path / "db.sqlite"
+    with sqlite3.connect(db) as c:
+        c.execute("create table orders (id int)")
+        c.executemany("insert into orders values (?)", [(i,) for i in range(5)])
+    flow = Flow.from_nifi(_queries_behind_a_port(db, tmp_path / "out"))
+    kinds = {c.name: flow.kind_of(c) for c in flow.components if c.processor is not None}
+    assert kinds["Run query"] is ProcessorKind.PER_FLOWFILE
+    assert kinds["Fetch pages"] is ProcessorKind.PER_FLOWFILE
+    assert flow.component("from parent").processor is None  # kept, as a funnel
+    notes = {n.subject: n.note for n in flow.notes}
+    assert "incoming connections of 'Run query'" in notes["input port 'from parent'"]
+    result = flow.run("direct", repository=tmp_path / "repo")
+    assert result.finished
+    assert not (tmp_path / "out").exists()

@@ -334,3 +334,89 @@ def test_in_a_continuous_run_it_runs_on_its_run_schedule(tmp_path: Path) -> None
     files = sorted(out.iterdir())
     assert len(files) >= 3
     assert all(_rows(ExecuteSQL, f.read_bytes()) == [{"one": 1}] for f in files)
+
+
+def test_in_a_flow_with_only_a_self_loop_it_runs_as_a_source(tmp_path: Path) -> None:
+    """ExecuteSQL -failure-> ExecuteSQL (its only incoming connection a self-loop) runs its
+    query on its own, as NiFi's (``hasNonLoopConnection()`` false): one result file."""
+    flow = Flow("execute-sql-self-loop")
+    flow.add_service(
+        DBCPConnectionPool("dbcp", **{"Database Connection URL": f"jdbc:sqlite:{_db(tmp_path, 3)}"})
+    )
+    query = "select id from TEST_NULL_INT order by id"
+    sql = flow.add(
+        ExecuteSQL(**{"Database Connection Pooling Service": "dbcp", "SQL Query": query}),
+        name="query",
+    )
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(sql, sql, "failure")
+    flow.connect(sql, put, "success")
+    flow.auto_terminate(put, ["success", "failure"])
+    assert flow.kind_of(sql) is ProcessorKind.SOURCE
+    assert flow.resolved_processor(sql).kind is ProcessorKind.SOURCE
+    run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    (written,) = (tmp_path / "out").iterdir()
+    assert [r["id"] for r in _rows(ExecuteSQL, written.read_bytes())] == [0, 1, 2]
+
+
+@BOTH
+def test_only_self_loops_run_the_query_and_a_looped_flowfile_is_processed(
+    tmp_path: Path, cls: type[AbstractExecuteSQL]
+) -> None:
+    """NiFi's trigger with only self-loops (``setNonLoopConnection(false)``): with nothing
+    queued it runs the query on its own (a FETCH: it has an incoming connection); a FlowFile
+    come back on the loop is processed."""
+    query = {"SQL Query": "select id from TEST_NULL_INT"}
+    runner = _runner(cls, _db(tmp_path, 2), incoming=True, **query)
+    runner.set_non_loop_connection(False)
+    runner.run(1, stop_on_finish=False)
+    runner.assert_all_flowfiles_transferred("success", 1)
+    runner.flowfiles_for("success")[0].assert_attribute_not_exists("input.flowfile.uuid")
+    assert [e.event_type.value for e in runner.provenance_events] == ["FETCH"]
+    looped = runner.enqueue(b"", {"looped": "yes"})
+    runner.run(1)
+    runner.assert_all_flowfiles_transferred("success", 2)
+    second = runner.flowfiles_for("success")[1]
+    second.assert_attribute_equals("input.flowfile.uuid", looped.attributes["uuid"])
+    second.assert_attribute_equals("looped", "yes")
+
+
+def test_only_self_loops_and_no_query_is_refused_when_scheduled(tmp_path: Path) -> None:
+    """With only self-loops nothing brings a query before it runs on its own: scheduling
+    fails with NiFi's message and the reason."""
+    runner = _runner(ExecuteSQL, _db(tmp_path), incoming=True)
+    runner.set_non_loop_connection(False)
+    with pytest.raises(ProcessException, match=r"Either the Select Query.*loop back to it"):
+        runner.run()
+
+
+def test_a_flowfile_come_back_on_its_self_loop_is_processed(tmp_path: Path) -> None:
+    """Run as a source, a result looped back on success is taken per FlowFile, as NiFi's
+    trigger takes it: its query (an attribute makes it fail) routes it to failure, not lost."""
+    flow = Flow("execute-sql-looped")
+    flow.add_service(
+        DBCPConnectionPool("dbcp", **{"Database Connection URL": f"jdbc:sqlite:{_db(tmp_path, 3)}"})
+    )
+    query = (
+        "select id from TEST_NULL_INT "
+        "${executesql.row.count:isNull():not():ifElse('where no_such_column', '')}"
+    )
+    sql = flow.add(
+        ExecuteSQL(**{"Database Connection Pooling Service": "dbcp", "SQL Query": query}),
+        name="query",
+        penalty_duration="0 sec",  # the failed FlowFile, penalized as NiFi's, passes at once
+    )
+    results = flow.add(PutFile(directory=str(tmp_path / "out")), name="results")
+    failed = flow.add(PutFile(directory=str(tmp_path / "failed")), name="failed")
+    flow.connect(sql, sql, "success")
+    flow.connect(sql, results, "success")
+    flow.connect(sql, failed, "failure")
+    for put in (results, failed):
+        flow.auto_terminate(put, ["success", "failure"])
+    assert flow.kind_of(sql) is ProcessorKind.SOURCE
+    result = run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    assert result.queued == {}
+    (written,) = (tmp_path / "out").iterdir()
+    assert [r["id"] for r in _rows(ExecuteSQL, written.read_bytes())] == [0, 1, 2]
+    (looped,) = (tmp_path / "failed").iterdir()
+    assert looped.read_bytes() == written.read_bytes()

@@ -9,6 +9,7 @@ import pytest
 
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
+from flowcore.processor import ProcessorKind
 from flowcore.settings import Settings
 from processors import GetFile, PutFile
 from processors.sql.dbcp import DBCPConnectionPool
@@ -201,6 +202,40 @@ def test_incoming_connection_with_nothing_queued_does_nothing(tmp_path: Path) ->
     runner.run()
     runner.assert_transfer_count("success", 0)
     assert runner.state == {}
+
+
+def test_a_self_loop_feeds_it_in_a_flow(tmp_path: Path) -> None:
+    """NiFi's trigger tests hasIncomingConnection(): with only a self-loop (failure) it waits
+    per FlowFile, unlike ExecuteSQL; it never runs, nothing is written."""
+    flow = Flow("gtf-self-loop")
+    db = sqlite_db(tmp_path, range(3))
+    flow.add_service(DBCPConnectionPool("dbcp", **{"Database Connection URL": f"jdbc:sqlite:{db}"}))
+    fetch = flow.add(
+        GenerateTableFetch(
+            **{"Database Connection Pooling Service": "dbcp", "Table Name": "TEST_QUERY_DB_TABLE"}
+        ),
+        name="fetch",
+    )
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(fetch, fetch, "failure")
+    flow.connect(fetch, put, "success")
+    flow.auto_terminate(put, ["success", "failure"])
+    assert flow.kind_of(fetch) is ProcessorKind.PER_FLOWFILE
+    run_flow(flow, "direct", repository=tmp_path / "repo", settings=Settings(sync=False))
+    assert not (tmp_path / "out").exists()
+
+
+def test_only_self_loops_log_an_error_when_scheduled(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """NiFi's setup: with only self-loops (``setNonLoopConnection(false)``) it logs that the
+    failure relationship needs another incoming connection, and waits (nothing queued)."""
+    runner = sqlite_runner(sqlite_db(tmp_path, range(3)), incoming=True)
+    runner.set_non_loop_connection(False)
+    with caplog.at_level("ERROR", logger="flowcore.processors"):
+        runner.run()
+    runner.assert_transfer_count("success", 0)
+    assert "The failure relationship can be used only if there is another incoming" in caplog.text
 
 
 def test_empty_flowfile_per_incoming_flowfile(tmp_path: Path) -> None:
