@@ -3,7 +3,10 @@
 Every connection is bounded by Connection Timeout (TCP connect, SSH handshake and
 authentication) and Data Timeout (each read or write on the channel). Host keys are checked
 against Host Key File (an OpenSSH known_hosts file) when given; Strict Host Key Checking
-refuses a host not in it. Passwords and key passphrases are sensitive properties.
+refuses a host not in it. Passwords and key passphrases are sensitive properties. Ciphers, Key
+Algorithms, Key Exchange Algorithms and Message Authentication Codes Allowed narrow what
+paramiko offers (its ``disabled_algorithms``: the offered names not listed); Proxy Type SOCKS
+or HTTP tunnels the connection through Proxy Host and Proxy Port (processors.sftp._proxy).
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ from flowcore.validators import (
     NON_EMPTY_VALIDATOR,
     PORT_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
+    Validator,
 )
+from processors.sftp import _proxy
 
 __all__ = [
-    "CONNECTION", "HOSTNAME", "PORT", "Address", "address", "complete_remotely", "connect",
-    "make_dirs", "transit_uri",
+    "ADVANCED", "CONNECTION", "HOSTNAME", "PORT", "Address", "address", "complete_remotely",
+    "connect", "make_dirs", "transit_uri",
 ]  # fmt: skip
 
 _FLOWFILE = ExpressionLanguageScope.FLOWFILE_ATTRIBUTES
@@ -88,12 +93,106 @@ COMPRESSION = PropertyDescriptor(
     allowable_values=("true", "false"),
 )  # fmt: skip
 
+PROXY_TYPE = PropertyDescriptor(
+    "Proxy Type", description="Proxy type used for file transfers", default=_proxy.DIRECT,
+    allowable_values=(_proxy.DIRECT, _proxy.HTTP, _proxy.SOCKS),
+)  # fmt: skip
+PROXY_HOST = PropertyDescriptor(
+    "Proxy Host", description="The fully qualified hostname or IP address of the proxy server",
+    el_scope=_ENV,
+)  # fmt: skip
+PROXY_PORT = PropertyDescriptor(
+    "Proxy Port", description="The port of the proxy server", validators=(PORT_VALIDATOR,),
+    el_scope=_ENV,
+)  # fmt: skip
+PROXY_USERNAME = PropertyDescriptor(
+    "Http Proxy Username", description="Http Proxy Username", el_scope=_ENV,
+)  # fmt: skip
+PROXY_PASSWORD = PropertyDescriptor(
+    "Http Proxy Password", description="Http Proxy Password", sensitive=True, el_scope=_ENV,
+)  # fmt: skip
+#: The proxy properties (FTPTransfer's, which NiFi's SFTP processors list).
+PROXY = (PROXY_TYPE, PROXY_HOST, PROXY_PORT, PROXY_USERNAME, PROXY_PASSWORD)
+
+#: Each algorithm property: paramiko's Transport list of what it offers, and the keys of
+#: ``disabled_algorithms`` it narrows (Key Algorithms: host keys and public key authentication).
+_OFFERED = {
+    "Ciphers Allowed": ("_preferred_ciphers", ("ciphers",)),
+    "Key Algorithms Allowed": ("_preferred_keys", ("keys", "pubkeys")),
+    "Key Exchange Algorithms Allowed": ("_preferred_kex", ("kex",)),
+    "Message Authentication Codes Allowed": ("_preferred_macs", ("macs",)),
+}
+
+
+def _names(text: str) -> list[str]:
+    return [n.strip() for n in text.split(",") if n.strip()]
+
+
+def _offered(prop: str) -> tuple[str, ...]:
+    """What paramiko offers for *prop* (empty without paramiko: checked when it connects)."""
+    try:
+        import paramiko  # noqa: PLC0415 (optional dependency, imported on use)
+    except ImportError:
+        return ()
+    return tuple(getattr(paramiko.Transport, _OFFERED[prop][0]))
+
+
+def _algorithm(prop: str, what: str) -> PropertyDescriptor:
+    return PropertyDescriptor(
+        prop, description=f"A comma-separated list of {what} allowed for SFTP connections. "
+        "Leave unset to allow all.", el_scope=_ENV,
+        validators=(NON_EMPTY_VALIDATOR, Validator("ALGORITHM_VALIDATOR", _CHECKS[prop])),
+    )  # fmt: skip
+
+
+def _unsupported(prop: str, value: str) -> str | None:
+    """Why *value* of algorithm property *prop* cannot connect (None: some name is offered)."""
+    offered = _offered(prop)
+    if not offered or set(_names(value)) & set(offered):
+        return None
+    return f"none of {value!r} is supported here: the SFTP client offers {', '.join(offered)}"
+
+
+def _check_cipher(value: str) -> str | None:
+    return _unsupported("Ciphers Allowed", value)
+
+
+def _check_key(value: str) -> str | None:
+    return _unsupported("Key Algorithms Allowed", value)
+
+
+def _check_kex(value: str) -> str | None:
+    return _unsupported("Key Exchange Algorithms Allowed", value)
+
+
+def _check_mac(value: str) -> str | None:
+    return _unsupported("Message Authentication Codes Allowed", value)
+
+
+_CHECKS = {
+    "Ciphers Allowed": _check_cipher,
+    "Key Algorithms Allowed": _check_key,
+    "Key Exchange Algorithms Allowed": _check_kex,
+    "Message Authentication Codes Allowed": _check_mac,
+}
+CIPHERS_ALLOWED = _algorithm("Ciphers Allowed", "Ciphers")
+KEY_ALGORITHMS_ALLOWED = _algorithm("Key Algorithms Allowed", "Key Algorithms")
+KEY_EXCHANGE_ALGORITHMS_ALLOWED = _algorithm(
+    "Key Exchange Algorithms Allowed", "Key Exchange Algorithms"
+)
+MACS_ALLOWED = _algorithm("Message Authentication Codes Allowed", "Message Authentication Codes")
+#: The algorithm properties, in NiFi's order (last in each SFTP processor).
+ALGORITHMS = (CIPHERS_ALLOWED, KEY_ALGORITHMS_ALLOWED, KEY_EXCHANGE_ALGORITHMS_ALLOWED,
+              MACS_ALLOWED)  # fmt: skip
+
 #: The connection properties, in NiFi's order (after each processor's Hostname ... Password).
 CONNECTION = (
     HOSTNAME, PORT, USERNAME, PASSWORD, PRIVATE_KEY_PATH, PRIVATE_KEY_PASSPHRASE,
 )  # fmt: skip
 TIMEOUTS = (CONNECTION_TIMEOUT, DATA_TIMEOUT, HOST_KEY_FILE, KEEP_ALIVE, STRICT_HOST_KEY_CHECKING,
             COMPRESSION)  # fmt: skip
+#: Every connection property after the processor's own (proxy and algorithms last).
+ADVANCED = (*TIMEOUTS, *PROXY, *ALGORITHMS)
 
 
 def require_paramiko() -> Any:
@@ -200,18 +299,74 @@ def connect(context: Any, flowfile: Any = None, *, to: Address | None = None) ->
     elif strict:
         ssh.load_system_host_keys()
     ssh.set_missing_host_key_policy(paramiko.RejectPolicy() if strict else paramiko.AutoAddPolicy())
-    ssh.connect(
-        host, port=port, username=user, password=secret(PASSWORD) or None,
-        key_filename=to.key_path or None, passphrase=secret(PRIVATE_KEY_PASSPHRASE) or None,
-        timeout=connect_timeout, banner_timeout=connect_timeout, auth_timeout=connect_timeout,
-        channel_timeout=connect_timeout, look_for_keys=False, allow_agent=False,
-        compress=bool(context.get_property(COMPRESSION).as_boolean()),
-    )  # fmt: skip
+    sock = _tunnel(context, host, port, connect_timeout)
+    try:
+        ssh.connect(
+            host, port=port, username=user, password=secret(PASSWORD) or None,
+            key_filename=to.key_path or None, passphrase=secret(PRIVATE_KEY_PASSPHRASE) or None,
+            timeout=connect_timeout, banner_timeout=connect_timeout,
+            auth_timeout=connect_timeout, channel_timeout=connect_timeout, look_for_keys=False,
+            allow_agent=False, compress=bool(context.get_property(COMPRESSION).as_boolean()),
+            disabled_algorithms=disabled_algorithms(context) or None, sock=sock,
+        )  # fmt: skip
+    except BaseException:
+        ssh.close()
+        if sock is not None:
+            sock.close()
+        raise
     if context.get_property(KEEP_ALIVE).as_boolean():
         ssh.get_transport().set_keepalive(5)
     sftp = ssh.open_sftp()
     sftp.get_channel().settimeout(data_timeout)
     return Connection(ssh, sftp, host, port, user)
+
+
+def disabled_algorithms(context: Any) -> dict[str, list[str]]:
+    """Paramiko's ``disabled_algorithms`` for the four Allowed properties (NiFi's lists).
+
+    Each set property keeps only the names it lists of what paramiko offers, in paramiko's
+    order of preference; names paramiko lacks are ignored, as NiFi ignores unknown names.
+
+    Raises:
+        ConfigurationError: a property names nothing paramiko offers (no connection could
+            agree on one), naming the property and what is offered.
+    """
+    disabled: dict[str, list[str]] = {}
+    for descriptor in ALGORITHMS:
+        value = context.get_property(descriptor).evaluate_attribute_expressions().value
+        if not value:
+            continue
+        why = _unsupported(descriptor.name, value)
+        if why:
+            msg = f"{descriptor.name}: {why}"
+            raise ConfigurationError(msg)
+        allowed = set(_names(value))
+        offered = _offered(descriptor.name)
+        for key in _OFFERED[descriptor.name][1]:
+            disabled[key] = [n for n in offered if n not in allowed]
+    return disabled
+
+
+def _tunnel(context: Any, host: str, port: int, timeout: float) -> Any:
+    """The socket through the configured proxy, or None for a direct connection.
+
+    Raises:
+        ConfigurationError: Proxy Type is HTTP or SOCKS without Proxy Host and Proxy Port.
+        OSError: the proxy is unreachable or refuses the tunnel (routed as network errors).
+    """
+    kind = context.get_property(PROXY_TYPE).value or _proxy.DIRECT
+    if kind == _proxy.DIRECT:
+        return None
+    value = lambda d: context.get_property(d).evaluate_attribute_expressions().value  # noqa: E731
+    proxy_host, proxy_port = value(PROXY_HOST), value(PROXY_PORT)
+    if not proxy_host or not proxy_port:
+        msg = (f"Proxy Type {kind} needs Proxy Host and Proxy Port: set them, or set Proxy "
+               "Type to DIRECT")  # fmt: skip
+        raise ConfigurationError(msg)
+    return _proxy.open_tunnel(
+        kind, (proxy_host, int(proxy_port)), (host, port), timeout,
+        value(PROXY_USERNAME) or None, value(PROXY_PASSWORD) or None,
+    )  # fmt: skip
 
 
 def is_sftp_error(error: BaseException) -> bool:

@@ -114,7 +114,7 @@ class FetchSFTP(Processor):
 
     property_descriptors: ClassVar = (
         *_sftp.CONNECTION, REMOTE_FILENAME, COMPLETION_STRATEGY, MOVE_DESTINATION_DIR,
-        MOVE_CONFLICT_RESOLUTION, CREATE_DIRECTORY, *_sftp.TIMEOUTS, FILE_NOT_FOUND_LOG_LEVEL,
+        MOVE_CONFLICT_RESOLUTION, CREATE_DIRECTORY, *_sftp.ADVANCED, FILE_NOT_FOUND_LOG_LEVEL,
     )  # fmt: skip
     relationships: ClassVar = (SUCCESS, COMMS_FAILURE, NOT_FOUND, PERMISSION_DENIED)
     tags: ClassVar = ("sftp", "get", "retrieve", "files", "fetch", "remote", "ingest", "source",

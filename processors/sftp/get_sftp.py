@@ -115,6 +115,7 @@ class GetSFTP(SourceProcessor):
         RECURSIVE, FOLLOW_SYMLINK, IGNORE_DOTTED, DELETE_ORIGINAL, _sftp.CONNECTION_TIMEOUT,
         _sftp.DATA_TIMEOUT, _sftp.HOST_KEY_FILE, MAX_SELECTS, REMOTE_POLL_BATCH_SIZE,
         _sftp.STRICT_HOST_KEY_CHECKING, _sftp.KEEP_ALIVE, _sftp.COMPRESSION, USE_NATURAL_ORDERING,
+        *_sftp.PROXY, *_sftp.ALGORITHMS,
     )  # fmt: skip
     relationships: ClassVar = (SUCCESS,)
     tags: ClassVar = ("sftp", "get", "retrieve", "files", "fetch", "remote", "ingest", "source",

@@ -114,7 +114,7 @@ class ListSFTP(SourceProcessor):
 
     property_descriptors: ClassVar = (
         LISTING_STRATEGY, *_sftp.CONNECTION, REMOTE_PATH, RECORD_WRITER, RECURSIVE, FILE_FILTER,
-        PATH_FILTER, IGNORE_DOTTED, *_sftp.TIMEOUTS, PRECISION, tracking.TRACKING_STATE_CACHE,
+        PATH_FILTER, IGNORE_DOTTED, *_sftp.ADVANCED, PRECISION, tracking.TRACKING_STATE_CACHE,
         tracking.TRACKING_TIME_WINDOW, tracking.INITIAL_LISTING_TARGET, MIN_AGE, MAX_AGE,
         MIN_SIZE, MAX_SIZE,
     )  # fmt: skip

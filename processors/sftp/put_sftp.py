@@ -94,7 +94,7 @@ class PutSFTP(Processor):
     property_descriptors: ClassVar = (
         *_sftp.CONNECTION, REMOTE_PATH, CREATE_DIRECTORY, BATCH_SIZE, CONFLICT_RESOLUTION,
         REJECT_ZERO_BYTE, DOT_RENAME, TEMP_FILENAME, LAST_MODIFIED_TIME, PERMISSIONS,
-        *_sftp.TIMEOUTS,
+        *_sftp.ADVANCED,
     )  # fmt: skip
     relationships: ClassVar = (SUCCESS, REJECT, FAILURE)
     tags: ClassVar = ("remote", "copy", "egress", "put", "sftp", "archive", "files")
