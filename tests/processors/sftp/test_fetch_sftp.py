@@ -249,3 +249,28 @@ def test_move_replace_onto_itself_keeps_the_file(sftp_server: SftpServer, remote
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     assert (remote / "same.txt").read_bytes() == b"kept"
+
+
+def test_allowed_algorithms_narrow_what_the_connection_uses(sftp_server: SftpServer) -> None:
+    """Ciphers, Key Exchange, MAC and Key Algorithms Allowed: the connection uses those named."""
+    from processors.sftp import _sftp
+
+    runner = _runner(sftp_server, **{
+        "Ciphers Allowed": "aes192-cbc, no-such-cipher",
+        "Key Exchange Algorithms Allowed": "diffie-hellman-group14-sha256",
+        "Message Authentication Codes Allowed": "hmac-sha1",
+        "Key Algorithms Allowed": "rsa-sha2-256",
+    })  # fmt: skip
+    with _sftp.connect(runner.context) as connection:
+        transport = connection.ssh.get_transport()
+        assert transport.local_cipher == transport.remote_cipher == "aes192-cbc"
+        assert transport.local_mac == "hmac-sha1"
+        assert transport.preferred_kex == ("diffie-hellman-group14-sha256",)  # all it offers
+        assert transport.host_key_type == "rsa-sha2-256"
+
+
+def test_an_algorithm_list_naming_nothing_supported_is_invalid(sftp_server: SftpServer) -> None:
+    """Ciphers Allowed naming only unknown ciphers: invalid, the message lists the known ones."""
+    runner = _runner(sftp_server, **{"Ciphers Allowed": "blowfish-cbc"})
+    problems = [str(p) for p in runner.validation_problems()]
+    assert any("Ciphers Allowed" in p and "aes128-ctr" in p for p in problems), problems
