@@ -36,20 +36,37 @@ from flowcore.validators import (
     ValidationResult,
 )
 from processors import _entity_tracking as tracking
-from processors._listing import Entry, ListingState, track_timestamps
+from processors._listing import (
+    LISTED_KEY,
+    PROCESSED_KEY,
+    Entry,
+    ListingState,
+    lag_of,
+    track_timestamps,
+)
 from processors._listing_records import FILE_INFO_SCHEMA, write_listing, writer_set
 from processors.sftp import _sftp
 
-__all__ = ["ListSFTP"]
+__all__ = ["ListSFTP", "time_window"]
 
 BY_TIMESTAMPS = AllowableValue("timestamps", "Tracking Timestamps", "Tracks the latest "
                                "timestamp of listed entities")  # fmt: skip
 BY_ENTITIES = AllowableValue("entities", "Tracking Entities", "Tracks the listed entities "
                              "within the 'Entity Tracking Time Window' in a map cache")  # fmt: skip
 NO_TRACKING = AllowableValue("none", "No Tracking", "Lists every entity each time")
+BY_TIME_WINDOW = AllowableValue(
+    "time-window", "Time Window", "This strategy uses a sliding time window. The window "
+    "starts where the previous window ended and ends with the 'current time'. One cycle will "
+    "list files with modification time falling within the time window. Works even when "
+    "multiple subdirectories are being written at the same time while listing is running. "
+    "IMPORTANT: This strategy works properly only if the time on both the system hosting NiFi "
+    "and the one hosting the files are accurate.",
+)  # fmt: skip
 LISTING_STRATEGY = PropertyDescriptor(
-    "Listing Strategy", required=True, default="timestamps",
-    allowable_values=(BY_TIMESTAMPS, BY_ENTITIES, NO_TRACKING),
+    "Listing Strategy", description="Specify how to determine new/updated entities. See each "
+    "strategy descriptions for detail.", required=True, default="timestamps",
+    allowable_values=(BY_TIMESTAMPS, BY_ENTITIES, NO_TRACKING, BY_TIME_WINDOW),
+    aliases=("listing-strategy",),
 )  # fmt: skip
 REMOTE_PATH = PropertyDescriptor(
     "Remote Path", description="The path on the remote system from which to pull or push files",
@@ -126,6 +143,7 @@ class ListSFTP(SourceProcessor):
         super().__init__(**properties)
         self._last_run_ms = 0
         self._entities_listed = ""  # the last entity listing handed out (its digest)
+        self._waited = False  # Time Window: waited for files younger than the lag already
 
     @property
     def unbounded(self) -> bool:  # type: ignore[override]
@@ -170,12 +188,14 @@ class ListSFTP(SourceProcessor):
             marker = {**kept, ENTITIES_KEY: identity, tracking.LISTED_KEY: digest}
             marker = marker if entries else state
             return self._listing(entries, payload, marker)
-        if strategy != BY_TIMESTAMPS.value:  # No Tracking: no state (NiFi's clears it)
-            return self._listing(entries, payload, {})
+        if strategy not in (BY_TIMESTAMPS.value, BY_TIME_WINDOW.value):
+            return self._listing(entries, payload, {})  # No Tracking: no state (NiFi clears it)
         state = kept
         if state.get(CONFIGURATION_KEY) not in (None, configuration):
             state = {}  # another host or directory: NiFi clears the state on the change
         precision = context.get_property(PRECISION).value or "auto-detect"
+        if strategy == BY_TIME_WINDOW.value:
+            return self._list_window(context, state, entries, payload, precision)
         now = int(time.time() * 1000)
         decision = track_timestamps(
             entries, ListingState.of(state), now_ms=now, last_run_ms=self._last_run_ms,
@@ -189,6 +209,35 @@ class ListSFTP(SourceProcessor):
         new_state = decision.state.values() if decision.state is not None else state
         new_state = {**new_state, CONFIGURATION_KEY: configuration}
         return self._listing(list(decision.entries), payload, new_state)
+
+    def _list_window(
+        self, context: ProcessContext, state: Mapping[str, str], entries: Sequence[Entry[Any]],
+        payload: dict[str, Any], precision: str,
+    ) -> WorkListing:  # fmt: skip
+        """Time Window: the files modified in [the last window's end, now - lag), in time order.
+
+        An empty window keeps the state (NiFi yields without persisting), so the next window
+        still starts where the last listed one ended. In a batch run, files too new for this
+        window (younger than the lag) are waited for once, as Tracking Timestamps waits for
+        the files it holds back.
+        """
+        now = int(time.time() * 1000)
+        emitted, upper = time_window(entries, state, now_ms=now, precision=precision)
+        if not emitted:
+            held = [e.timestamp for e in entries if e.timestamp >= upper]
+            wait = (min(held) - upper + 1) if held else 0
+            _, lag = lag_of(precision, [e.timestamp for e in entries])
+            if held and wait <= lag and not self._waited:
+                self._waited = True  # once: a file stamped in the future is not waited for
+                time.sleep(wait / 1000)
+                return self.list_work(context, state)
+            self._waited = False
+            return WorkListing((), state)
+        self._waited = False
+        configuration = self._configuration(context)
+        after = {LISTED_KEY: str(upper), PROCESSED_KEY: str(upper),
+                 CONFIGURATION_KEY: configuration}  # fmt: skip
+        return self._listing(emitted, payload, after)
 
     @staticmethod
     def _configuration(context: ProcessContext) -> str:
@@ -299,6 +348,25 @@ class ListSFTP(SourceProcessor):
             }
             flowfile = session.put_all_attributes(session.create(), attributes)
             session.transfer(flowfile, SUCCESS)
+
+
+def time_window(
+    entries: Sequence[Entry[Any]], state: Mapping[str, str], *, now_ms: int, precision: str
+) -> tuple[list[Entry[Any]], int]:
+    """NiFi's ``listByTimeWindow``: the entries in this window, oldest first, and its end.
+
+    The window starts at the last one's end (``listing.timestamp``, inclusive; 0 at first)
+    and ends, exclusive, at *now_ms* less the listing lag of the Target System Timestamp
+    Precision (detected from the entries at or after the start, as NiFi's listing drops
+    older ones first).
+    """
+    lower = int(state.get(LISTED_KEY) or 0)
+    candidates = [e for e in entries if e.timestamp >= lower]
+    _, lag = lag_of(precision, [e.timestamp for e in candidates])
+    upper = now_ms - lag
+    inside = [e for e in candidates if e.timestamp < upper]
+    inside.sort(key=lambda e: e.timestamp)  # stable: entries of one time stay as listed
+    return inside, upper
 
 
 def _untracked(

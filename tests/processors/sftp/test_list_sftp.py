@@ -10,10 +10,13 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flowcore.services import MapCacheService
 from flowcore.testing import TestRunner
-from processors.sftp.list_sftp import ListSFTP
+from processors._listing import Entry
+from processors.sftp.list_sftp import ListSFTP, time_window
 from tests.processors.sftp.sftp_server import USER, SftpServer, configure
 
 
@@ -265,3 +268,66 @@ def test_run_when_user_home_not_found(
     configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}"})
     runner.run()
     runner.assert_transfer_count("success", 3)
+
+
+def test_time_window_lists_each_window_once(sftp_server: SftpServer, remote: Path) -> None:
+    """Time Window: the files modified before now less the lag, oldest first; the next run
+    lists only those modified since that window's end (an old-stamped newcomer is missed, as in
+    NiFi), waiting out the lag for a file just written; a restart from the state lists none."""
+    _old(remote / "b.txt", b"b", age=200)
+    _old(remote / "a.txt", b"a", age=300)
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **{
+        "Remote Path": f"/{remote.name}", "Listing Strategy": "time-window",
+        "Target System Timestamp Precision": "seconds",
+    })  # fmt: skip
+    before = int(time.time() * 1000)
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["a.txt", "b.txt"]
+    end = int(runner.state["listing.timestamp"])
+    assert before - 1000 <= end <= int(time.time() * 1000) - 1000  # now less the 1 s lag
+    assert runner.state["processed.timestamp"] == str(end)
+    _old(remote / "old.txt", b"o", age=400)  # stamped before the window's end: never listed
+    (remote / "new.txt").write_bytes(b"n")  # stamped now: listed once the lag has passed
+    runner.clear_transfer_state()
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["new.txt"]
+    restarted = TestRunner(ListSFTP())
+    configure(restarted, sftp_server, **{
+        "Remote Path": f"/{remote.name}", "Listing Strategy": "time-window",
+        "Target System Timestamp Precision": "seconds",
+    })  # fmt: skip
+    restarted.set_state(runner.state)
+    restarted.run()
+    restarted.assert_transfer_count("success", 0)
+    assert restarted.state == runner.state  # an empty window keeps the state (NiFi's yield)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    stamps=st.lists(st.integers(0, 10_000), max_size=30),
+    steps=st.lists(st.integers(0, 3_000), min_size=1, max_size=6),
+    precision=st.sampled_from(["millis", "seconds", "minutes", "auto-detect"]),
+)
+def test_time_windows_list_every_entry_once(
+    stamps: list[int], steps: list[int], precision: str
+) -> None:
+    """Consecutive Time Window listings (the state carried) list each entry once, in time order,
+    all those stamped before the last window's end and none after it."""
+    entries = [Entry(f"/f{i}", t, None) for i, t in enumerate(stamps)]
+    state: dict[str, str] = {}
+    listed: list[Entry[None]] = []
+    now = 0
+    for step in steps:
+        now += step
+        window, end = time_window(entries, state, now_ms=now, precision=precision)
+        assert [e.timestamp for e in window] == sorted(e.timestamp for e in window)
+        listed += window
+        if window:
+            state = {"listing.timestamp": str(end)}
+    assert len({e.identifier for e in listed}) == len(listed)
+    last_end = int(state.get("listing.timestamp") or 0)
+    assert {e.identifier for e in listed} >= {
+        e.identifier for e in entries if e.timestamp < last_end
+    }
+    assert all(e.timestamp < last_end for e in listed)
