@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import contextlib
 import posixpath
+import re
 import stat
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any
 
 import attrs
@@ -24,6 +25,7 @@ from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.validators import (
     FILE_EXISTS_VALIDATOR,
     NON_EMPTY_VALIDATOR,
+    NON_NEGATIVE_INTEGER_VALIDATOR,
     PORT_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
     Validator,
@@ -31,8 +33,19 @@ from flowcore.validators import (
 from processors.sftp import _proxy
 
 __all__ = [
-    "ADVANCED", "CONNECTION", "HOSTNAME", "PORT", "Address", "address", "complete_remotely",
-    "connect", "make_dirs", "transit_uri",
+    "ADVANCED",
+    "CONNECTION",
+    "HOSTNAME",
+    "PORT",
+    "Address",
+    "Walk",
+    "address",
+    "complete_remotely",
+    "connect",
+    "make_dirs",
+    "transit_uri",
+    "walk",
+    "walk_of",
 ]  # fmt: skip
 
 _FLOWFILE = ExpressionLanguageScope.FLOWFILE_ATTRIBUTES
@@ -185,6 +198,20 @@ MACS_ALLOWED = _algorithm("Message Authentication Codes Allowed", "Message Authe
 ALGORITHMS = (CIPHERS_ALLOWED, KEY_ALGORITHMS_ALLOWED, KEY_EXCHANGE_ALGORITHMS_ALLOWED,
               MACS_ALLOWED)  # fmt: skip
 
+FOLLOW_SYMLINK = PropertyDescriptor(
+    "Follow symlink", description="If true, will pull even symbolic files and also nested "
+    "symbolic subdirectories; otherwise, will not read symbolic files and will not traverse "
+    "symbolic link subdirectories", required=True, default="false",
+    allowable_values=("true", "false"),
+)  # fmt: skip
+REMOTE_POLL_BATCH_SIZE = PropertyDescriptor(
+    "Remote Poll Batch Size", description="The value specifies how many file paths to find in "
+    "a given directory on the remote system when doing a file listing. This value in general "
+    "should not need to be modified but when polling against a remote system with a tremendous "
+    "number of files this value can be critical.  Setting this value too high can result very "
+    "poor performance and setting it too low can cause the flow to be slower than normal.",
+    required=True, default="5000", validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
+)  # fmt: skip
 #: The connection properties, in NiFi's order (after each processor's Hostname ... Password).
 CONNECTION = (
     HOSTNAME, PORT, USERNAME, PASSWORD, PRIVATE_KEY_PATH, PRIVATE_KEY_PASSPHRASE,
@@ -367,6 +394,103 @@ def _tunnel(context: Any, host: str, port: int, timeout: float) -> Any:
         kind, (proxy_host, int(proxy_port)), (host, port), timeout,
         value(PROXY_USERNAME) or None, value(PROXY_PASSWORD) or None,
     )  # fmt: skip
+
+
+#: NiFi's SFTPTransfer stops descending at this depth (to bound memory).
+MAX_DEPTH = 100
+
+
+@attrs.frozen
+class Walk:
+    """What NiFi's ``SFTPTransfer.getListing`` selects (its FileTransfer properties).
+
+    Attributes:
+        recursive: Search Recursively.
+        follow: Follow symlink: links are listed as what they point to (a dangling one is
+            skipped); otherwise they are not listed at all.
+        dotted: Ignore Dotted Files.
+        file_filter: File Filter Regex (whole name), or None.
+        path_filter: Path Filter Regex, matched against each directory's path relative to
+            the root: files are listed only from the directories it matches (the root always),
+            while the walk goes on through every directory, as NiFi's.
+        limit: Remote Poll Batch Size: the walk stops after this many files (0: none listed).
+    """
+
+    recursive: bool = False
+    follow: bool = False
+    dotted: bool = True
+    file_filter: str | None = None
+    path_filter: str | None = None
+    limit: int | None = None
+
+
+def walk_of(context: Any, *, file_filter: Any, path_filter: Any, dotted: Any,
+            recursive: Any) -> Walk:  # fmt: skip
+    """The :class:`Walk` a processor's properties configure (its own filter descriptors)."""
+    flag = lambda d: bool(context.get_property(d).as_boolean())  # noqa: E731
+    limit = context.get_property(REMOTE_POLL_BATCH_SIZE)
+    return Walk(
+        recursive=flag(recursive), follow=flag(FOLLOW_SYMLINK), dotted=flag(dotted),
+        file_filter=context.get_property(file_filter).value or None,
+        path_filter=context.get_property(path_filter).value or None,
+        limit=limit.as_integer() if limit.value is not None else None,
+    )  # fmt: skip
+
+
+def walk(sftp: Any, root: str, how: Walk) -> Iterator[tuple[str, Any]]:
+    """``(directory, attributes)`` of the files under *root* that *how* selects, NiFi's order.
+
+    A directory's files come before its subdirectories' (depth first, as NiFi's); a
+    subdirectory that cannot be read is skipped (NiFi logs it and goes on), the root raises.
+    """
+    budget = [how.limit if how.limit is not None else -1]
+    if budget[0] == 0:
+        return
+    yield from _walk(sftp, root, root, how, 0, budget)
+
+
+def _walk(  # noqa: PLR0917 (the walk's parts)
+    sftp: Any, root: str, directory: str, how: Walk, depth: int, budget: list[int]
+) -> Iterator[tuple[str, Any]]:
+    if depth >= MAX_DEPTH:
+        return
+    relative = posixpath.relpath(directory, root)
+    listed = how.path_filter is None or relative == "." or bool(
+        re.fullmatch(how.path_filter, relative)
+    )  # fmt: skip
+    subdirectories = []
+    for attr in sftp.listdir_attr(directory):
+        name = attr.filename
+        if name in {".", ".."} or (how.dotted and name.startswith(".")):
+            continue
+        full = posixpath.join(directory, name)
+        mode = attr.st_mode or 0
+        if stat.S_ISLNK(mode):
+            if not how.follow:
+                continue
+            try:
+                attr = sftp.stat(full)  # noqa: PLW2901 (the link's target)
+            except FileNotFoundError:
+                continue  # a dangling link
+            attr.filename = name
+            mode = attr.st_mode or 0
+        if stat.S_ISDIR(mode):
+            if how.recursive:
+                subdirectories.append(full)
+            continue
+        if not listed or (how.file_filter and not re.fullmatch(how.file_filter, name)):
+            continue
+        yield directory, attr
+        budget[0] -= 1
+        if budget[0] == 0:
+            return
+    for sub in subdirectories:
+        try:
+            yield from _walk(sftp, root, sub, how, depth + 1, budget)
+        except OSError:
+            continue  # NiFi's "Unable to get listing from ...; skipping"
+        if budget[0] == 0:
+            return
 
 
 def is_sftp_error(error: BaseException) -> bool:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
-import re
 import stat
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -130,10 +129,13 @@ class ListSFTP(SourceProcessor):
     """
 
     property_descriptors: ClassVar = (
-        LISTING_STRATEGY, *_sftp.CONNECTION, REMOTE_PATH, RECORD_WRITER, RECURSIVE, FILE_FILTER,
-        PATH_FILTER, IGNORE_DOTTED, *_sftp.ADVANCED, PRECISION, tracking.TRACKING_STATE_CACHE,
+        LISTING_STRATEGY, *_sftp.CONNECTION, REMOTE_PATH, RECORD_WRITER, RECURSIVE,
+        _sftp.FOLLOW_SYMLINK, FILE_FILTER, PATH_FILTER, IGNORE_DOTTED,
+        _sftp.REMOTE_POLL_BATCH_SIZE, _sftp.STRICT_HOST_KEY_CHECKING, _sftp.HOST_KEY_FILE,
+        _sftp.CONNECTION_TIMEOUT, _sftp.DATA_TIMEOUT, _sftp.KEEP_ALIVE, PRECISION,
+        _sftp.COMPRESSION, *_sftp.PROXY, tracking.TRACKING_STATE_CACHE,
         tracking.TRACKING_TIME_WINDOW, tracking.INITIAL_LISTING_TARGET, MIN_AGE, MAX_AGE,
-        MIN_SIZE, MAX_SIZE,
+        MIN_SIZE, MAX_SIZE, *_sftp.ALGORITHMS,
     )  # fmt: skip
     relationships: ClassVar = (SUCCESS,)
     tags: ClassVar = ("list", "sftp", "remote", "ingest", "source", "input", "files")
@@ -266,46 +268,26 @@ class ListSFTP(SourceProcessor):
     def _entries(self, context: ProcessContext, connection: Any) -> Iterator[Entry[Any]]:
         """The files the filters select, as listing entries (identifier: the full path)."""
         root = context.get_property(REMOTE_PATH).evaluate_attribute_expressions().value or "."
-        recursive = bool(context.get_property(RECURSIVE).as_boolean())
-        file_filter = context.get_property(FILE_FILTER).value
-        path_filter = context.get_property(PATH_FILTER).value
-        dotted = bool(context.get_property(IGNORE_DOTTED).as_boolean())
+        how = _sftp.walk_of(
+            context, file_filter=FILE_FILTER, path_filter=PATH_FILTER, dotted=IGNORE_DOTTED,
+            recursive=RECURSIVE,
+        )  # fmt: skip
         now = int(time.time() * 1000)
         min_age = context.get_property(MIN_AGE).as_time_period("ms") or 0
         max_age = context.get_property(MAX_AGE).as_time_period("ms")
         min_size = context.get_property(MIN_SIZE).as_data_size("B") or 0
         max_size = context.get_property(MAX_SIZE).as_data_size("B")
-        pending = [root]
-        while pending:
-            directory = pending.pop()
-            for attr in connection.sftp.listdir_attr(directory):
-                name = attr.filename
-                if dotted and name.startswith("."):
-                    continue
-                full = posixpath.join(directory, name)
-                if stat.S_ISDIR(attr.st_mode or 0):
-                    relative = posixpath.relpath(full, root)
-                    if recursive and (not path_filter or re.fullmatch(path_filter, relative)):
-                        pending.append(full)
-                    continue
-                if file_filter and not re.fullmatch(file_filter, name):
-                    continue
-                modified = int(attr.st_mtime or 0) * 1000
-                size = int(attr.st_size or 0)
-                if now - modified < min_age or (max_age is not None and now - modified > max_age):
-                    continue
-                if size < min_size or (max_size is not None and size > max_size):
-                    continue
-                item = (
-                    directory,
-                    name,
-                    size,
-                    modified,
-                    attr.st_mode or 0,
-                    attr.st_uid,
-                    attr.st_gid,
-                )
-                yield Entry(full, modified, item)
+        # NiFi filters age and size after the listing (Remote Poll Batch Size counts before)
+        for directory, attr in list(_sftp.walk(connection.sftp, root, how)):
+            name = attr.filename
+            modified = int(attr.st_mtime or 0) * 1000
+            size = int(attr.st_size or 0)
+            if now - modified < min_age or (max_age is not None and now - modified > max_age):
+                continue
+            if size < min_size or (max_size is not None and size > max_size):
+                continue
+            item = (directory, name, size, modified, attr.st_mode or 0, attr.st_uid, attr.st_gid)
+            yield Entry(posixpath.join(directory, name), modified, item)
 
     def requeue_work(
         self, state: Mapping[str, str], items: Sequence[WorkItem], committed: Mapping[str, str]

@@ -331,3 +331,51 @@ def test_time_windows_list_every_entry_once(
         e.identifier for e in entries if e.timestamp < last_end
     }
     assert all(e.timestamp < last_end for e in listed)
+
+
+def test_follow_symlink_and_remote_poll_batch_size(sftp_server: SftpServer, remote: Path) -> None:
+    """Links are listed (as their targets) only with Follow symlink, a linked directory walked
+    with Search Recursively; Remote Poll Batch Size stops the walk after that many files,
+    a directory's own files first (NiFi's getListing)."""
+    (remote / "real").mkdir()
+    _old(remote / "real" / "r.txt", b"rrr")
+    _old(remote / "a.txt", b"a")
+    (remote / "link.txt").symlink_to(remote / "a.txt")
+    (remote / "linked").symlink_to(remote / "real", target_is_directory=True)
+    (remote / "dangling.txt").symlink_to(remote / "gone.txt")
+    settings_ = {"Remote Path": f"/{remote.name}", "Search Recursively": "true",
+                 "Listing Strategy": "none"}  # fmt: skip
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **settings_)
+    runner.run()
+    listed = sorted(f"{f.attributes['path']}/{f.attributes['filename']}"
+                    for f in runner.flowfiles_for("success"))  # fmt: skip
+    assert listed == [f"/{remote.name}/a.txt", f"/{remote.name}/real/r.txt"]
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **settings_, **{"Follow symlink": "true"})
+    runner.run()
+    out = {f"{f.attributes['path']}/{f.attributes['filename']}": f.attributes["file.size"]
+           for f in runner.flowfiles_for("success")}  # fmt: skip
+    assert out == {
+        f"/{remote.name}/a.txt": "1", f"/{remote.name}/link.txt": "1",
+        f"/{remote.name}/real/r.txt": "3", f"/{remote.name}/linked/r.txt": "3",
+    }  # fmt: skip
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **settings_, **{"Remote Poll Batch Size": "1"})
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["a.txt"]
+
+
+def test_path_filter_matches_deeper_directories(sftp_server: SftpServer, remote: Path) -> None:
+    """NiFi walks every directory and lists the files of those the Path Filter Regex matches:
+    a filter naming only a nested directory still reaches it through its parent."""
+    (remote / "x" / "deep").mkdir(parents=True)
+    _old(remote / "x" / "top.txt", b"t")
+    _old(remote / "x" / "deep" / "d.txt", b"d")
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **{
+        "Remote Path": f"/{remote.name}", "Search Recursively": "true",
+        "Path Filter Regex": "x/deep",
+    })  # fmt: skip
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["d.txt"]
