@@ -572,8 +572,16 @@ def _exists(sftp: Any, path: str) -> bool:
     return True
 
 
-def make_dirs(sftp: Any, directory: str) -> None:
-    """Mkdir -p over SFTP."""
+def make_dirs(sftp: Any, directory: str, *, blind: bool = False) -> None:
+    """Mkdir -p over SFTP.
+
+    *blind* (PutSFTP's Disable Directory Listing) makes each directory without looking
+    first, taking a plain failure for "already there" (NiFi's), for servers that refuse to
+    stat or list a directory one may write to.
+    """
+    if blind:
+        _mkdir_blind(sftp, directory)
+        return
     parts, current = (
         [p for p in directory.split("/") if p],
         "/" if directory.startswith("/") else "",
@@ -584,3 +592,21 @@ def make_dirs(sftp: Any, directory: str) -> None:
             sftp.stat(current)
         except FileNotFoundError:
             sftp.mkdir(current)
+
+
+def _mkdir_blind(sftp: Any, directory: str) -> None:
+    """Make *directory*, its parents first when missing, without stat (NiFi's blind mkdir)."""
+    try:
+        sftp.mkdir(directory)
+    except FileNotFoundError:
+        pass  # its parent is missing: made below
+    except PermissionError:
+        raise
+    except OSError:
+        return  # SSH_FX_FAILURE: there already (NiFi's reading)
+    else:
+        return
+    parent = posixpath.dirname(directory.rstrip("/"))
+    if parent and parent not in {"/", directory}:
+        _mkdir_blind(sftp, parent)
+    sftp.mkdir(directory)

@@ -118,6 +118,8 @@ def _server_classes(root: Path, client_public: str) -> tuple[type, type]:
                 os.utime(real, (attr.st_atime or attr.st_mtime, attr.st_mtime))
             if attr.st_mode is not None:
                 os.chmod(real, attr.st_mode & 0o7777)
+            if attr.st_uid is not None:
+                os.chown(real, attr.st_uid, attr.st_gid)
             return paramiko.sftp.SFTP_OK
 
     class Server(paramiko.ServerInterface):
