@@ -512,7 +512,8 @@ def complete_remotely(
     """Carry out recorded remote deletes and moves, one connection per address.
 
     Each action is an :meth:`Address.payload` plus ``remote`` (the file) and, for a move,
-    ``move_to`` (its new path) and ``create`` (make the directory). Idempotent, as a start-up
+    ``move_to`` (its new path), ``create`` (make the directory) and ``blind`` (make it
+    without looking: Disable Directory Listing). Idempotent, as a start-up
     may do it again: a file already deleted, or already at its target, is done. *warn* is
     called with ``(context, action, error)`` for one that fails (NiFi's wording differs
     between FetchSFTP's Completion Strategy and GetSFTP's Delete Original).
@@ -552,7 +553,7 @@ def _complete_one(sftp: Any, action: Mapping[str, Any]) -> None:
     if posixpath.normpath(remote) == posixpath.normpath(target):
         return  # moved onto itself: nothing to move (REPLACE would remove the only copy)
     if action.get("create"):
-        make_dirs(sftp, posixpath.dirname(target))
+        make_dirs(sftp, posixpath.dirname(target), blind=bool(action.get("blind")))
     if action.get("replace") and _exists(sftp, remote) and _exists(sftp, target):
         sftp.remove(target)  # Move Conflict Resolution REPLACE (SFTP v3 rename cannot)
     try:

@@ -274,3 +274,19 @@ def test_an_algorithm_list_naming_nothing_supported_is_invalid(sftp_server: Sftp
     runner = _runner(sftp_server, **{"Ciphers Allowed": "blowfish-cbc"})
     problems = [str(p) for p in runner.validation_problems()]
     assert any("Ciphers Allowed" in p and "aes128-ctr" in p for p in problems), problems
+
+
+def test_move_with_disable_directory_listing(sftp_server: SftpServer, remote: Path) -> None:
+    """Move File with Create Directory and Disable Directory Listing makes the nested
+    destination blindly; a destination already there is no error."""
+    for name in ("1.txt", "2.txt"):
+        (remote / name).write_bytes(name.encode())
+    runner = _runner(sftp_server, **{
+        "Completion Strategy": "Move File", "Create Directory": "true",
+        "Disable Directory Listing": "true", "Move Destination Directory": f"/{remote.name}/x/y",
+    })  # fmt: skip
+    runner.enqueue(b"", {"path": f"/{remote.name}", "filename": "1.txt"})
+    runner.enqueue(b"", {"path": f"/{remote.name}", "filename": "2.txt"})
+    runner.run(2)
+    runner.assert_all_flowfiles_transferred("success", 2)
+    assert sorted(p.name for p in (remote / "x" / "y").iterdir()) == ["1.txt", "2.txt"]
