@@ -149,8 +149,14 @@ class ListSFTP(SourceProcessor):
 
     @property
     def unbounded(self) -> bool:  # type: ignore[override]
-        """No Tracking and Tracking Entities never run out: a batch run lists once."""
-        return self.effective_value(LISTING_STRATEGY) != BY_TIMESTAMPS.value
+        """No Tracking and Tracking Entities never run out: a batch run lists once.
+
+        Tracking Timestamps and Time Window run out once their state has passed every file.
+        """
+        return self.effective_value(LISTING_STRATEGY) not in (
+            BY_TIMESTAMPS.value,
+            BY_TIME_WINDOW.value,
+        )
 
     def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
         """Tracking Entities needs Entity Tracking State Cache (NiFi's check)."""
@@ -228,8 +234,7 @@ class ListSFTP(SourceProcessor):
         if not emitted:
             held = [e.timestamp for e in entries if e.timestamp >= upper]
             wait = (min(held) - upper + 1) if held else 0
-            _, lag = lag_of(precision, [e.timestamp for e in entries])
-            if held and wait <= lag and not self._waited:
+            if held and wait <= now - upper and not self._waited:  # at most the lag
                 self._waited = True  # once: a file stamped in the future is not waited for
                 time.sleep(wait / 1000)
                 return self.list_work(context, state)

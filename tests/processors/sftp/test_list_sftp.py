@@ -17,7 +17,7 @@ from flowcore.services import MapCacheService
 from flowcore.testing import TestRunner
 from processors._listing import Entry
 from processors.sftp.list_sftp import ListSFTP, time_window
-from tests.processors.sftp.sftp_server import USER, SftpServer, configure
+from tests.processors.sftp.sftp_server import PASSWORD, USER, SftpServer, configure
 
 
 def _old(path: Path, data: bytes, age: int = 120) -> None:
@@ -379,3 +379,37 @@ def test_path_filter_matches_deeper_directories(sftp_server: SftpServer, remote:
     })  # fmt: skip
     runner.run()
     assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["d.txt"]
+
+
+def test_time_window_through_the_engine_lists_each_file_once(
+    sftp_server: SftpServer, remote: Path, tmp_path: Path
+) -> None:
+    """Through the engine, twice on one repository: the window's end commits with the listed
+    FlowFiles, so the second run lists only the file written since (each name once)."""
+    from flowcore import Flow
+    from flowcore.driver.controller import Controller
+    from flowcore.runners.direct import DirectRunner
+    from processors import PutFile
+    from repositories.repository_set import RepositorySet
+
+    for name in ("a.txt", "b.txt"):
+        _old(remote / name, name.encode(), age=100)
+    flow = Flow("window")
+    listing = flow.add(ListSFTP(**{
+        "Hostname": sftp_server.host, "Port": str(sftp_server.port), "Username": USER,
+        "Password": PASSWORD, "Remote Path": f"/{remote.name}",
+        "Listing Strategy": "time-window", "Target System Timestamp Precision": "seconds",
+    }), name="list")  # fmt: skip
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(listing, put)
+    flow.auto_terminate(put, ["success", "failure"])
+    counts = []
+    for _ in range(2):
+        repos = RepositorySet.open(tmp_path / "repo")
+        try:
+            counts.append(Controller(flow, DirectRunner(), repos).run().count("list", "success"))
+        finally:
+            repos.close()
+        _old(remote / "c.txt", b"c", age=0)
+    assert counts == [2, 1]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.txt", "b.txt", "c.txt"]
