@@ -232,9 +232,9 @@ class PutSFTP(Processor):
         )
         if not temporary and context.get_property(DOT_RENAME).as_boolean():
             temporary = f".{name}"
-        upload = posixpath.join(directory, temporary) if temporary else target
-        if directory:
-            upload = posixpath.join(directory, posixpath.basename(upload))
+        upload = target
+        if temporary:  # NiFi's buildFullPath: under the Remote Path, even with a leading /
+            upload = posixpath.join(directory, temporary.lstrip("/")) if directory else temporary
         with sftp.open(upload, "wb") as handle, session.read(flowfile) as source:
             handle.set_pipelined(True)
             while chunk := source.read(1 << 20):

@@ -238,3 +238,26 @@ def test_none_onto_a_directory_fails_and_leaves_no_temporary_file(
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 1)
     assert sorted(p.name for p in remote.iterdir()) == ["d"]
+
+
+def test_temporary_filename_and_no_dot_rename(
+    sftp_server: SftpServer, remote: Path, caplog: Any
+) -> None:
+    """Temporary Filename names the upload (under the Remote Path, a sub-path kept) until its
+    rename; Dot Rename false uploads under the final name (a refused setstat logs the path)."""
+    (remote / "tmp").mkdir()
+    runner = _runner(sftp_server, remote, **{
+        "Temporary Filename": f"tmp/{REFUSE_SETSTAT}-${{filename}}", "Permissions": "600",
+    })  # fmt: skip
+    runner.enqueue(b"t", {"filename": "t.txt"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert f"/{remote.name}/tmp/{REFUSE_SETSTAT}-t.txt" in caplog.text
+    assert (remote / "t.txt").read_bytes() == b"t"
+    assert list((remote / "tmp").iterdir()) == []
+    caplog.clear()
+    runner = _runner(sftp_server, remote, **{"Dot Rename": "false", "Permissions": "600"})
+    runner.enqueue(b"d", {"filename": f"{REFUSE_SETSTAT}.txt"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert f"on /{remote.name}/{REFUSE_SETSTAT}.txt to 600" in caplog.text
