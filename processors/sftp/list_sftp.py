@@ -8,6 +8,8 @@ runs, crashes and restarts (again only when modified later). Beside NiFi's keys 
 ListFileTransfer.isListingResetNecessary): a listing whose digest differs starts over, as NiFi
 clears its state when one is modified.
 
+Time Window (NiFi's listByTimeWindow) lists the files modified from the last window's end to
+now less the listing lag, and keeps that end in ``listing.timestamp`` (committed the same way).
 Tracking Entities keeps NiFi's ListedEntityTracker map in a map cache, changed in the session
 that commits the FlowFiles (processors._entity_tracking). With a Record Writer a listing is one
 FlowFile of NiFi's FileInfo records (processors._listing_records).
