@@ -176,6 +176,7 @@ class SftpServer:
             self.connections += 1
             transport = paramiko.Transport(conn)
             transport.add_server_key(self.host_key)
+            transport.use_compression(True)  # offered: a client asking for zlib gets it
             transport.set_subsystem_handler("sftp", paramiko.SFTPServer, self._sftp_cls)
             try:
                 transport.start_server(server=self._server_cls())

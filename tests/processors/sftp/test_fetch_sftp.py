@@ -252,14 +252,16 @@ def test_move_replace_onto_itself_keeps_the_file(sftp_server: SftpServer, remote
 
 
 def test_allowed_algorithms_narrow_what_the_connection_uses(sftp_server: SftpServer) -> None:
-    """Ciphers, Key Exchange, MAC and Key Algorithms Allowed: the connection uses those named."""
+    """Ciphers, Key Exchange, MAC and Key Algorithms Allowed: the connection uses those named;
+    Use Compression negotiates zlib, Send Keep Alive On Timeout sends keep-alives every 5 s."""
     from processors.sftp import _sftp
 
     runner = _runner(sftp_server, **{
         "Ciphers Allowed": "aes192-cbc, no-such-cipher",
         "Key Exchange Algorithms Allowed": "diffie-hellman-group14-sha256",
         "Message Authentication Codes Allowed": "hmac-sha1",
-        "Key Algorithms Allowed": "rsa-sha2-256",
+        "Key Algorithms Allowed": "rsa-sha2-256", "Use Compression": "true",
+        "Send Keep Alive On Timeout": "true",
     })  # fmt: skip
     with _sftp.connect(runner.context) as connection:
         transport = connection.ssh.get_transport()
@@ -267,6 +269,8 @@ def test_allowed_algorithms_narrow_what_the_connection_uses(sftp_server: SftpSer
         assert transport.local_mac == "hmac-sha1"
         assert transport.preferred_kex == ("diffie-hellman-group14-sha256",)  # all it offers
         assert transport.host_key_type == "rsa-sha2-256"
+        assert transport.local_compression in {"zlib", "zlib@openssh.com"}  # Use Compression
+        assert transport.packetizer._Packetizer__keepalive_interval == 5
 
 
 def test_an_algorithm_list_naming_nothing_supported_is_invalid(sftp_server: SftpServer) -> None:
