@@ -64,6 +64,19 @@ CREATE_DIRECTORY = PropertyDescriptor(
     required=True, default="false", allowable_values=("true", "false"),
 )  # fmt: skip
 
+DISABLE_DIRECTORY_LISTING = PropertyDescriptor(
+    "Disable Directory Listing", description="Control how 'Move Destination Directory' is "
+    "created when 'Completion Strategy' is 'Move File' and 'Create Directory' is enabled. If "
+    "set to 'true', directory listing is not performed prior to create missing directories. "
+    "By default, this processor executes a directory listing command to see target directory "
+    "existence before creating missing directories. However, there are situations that you "
+    "might need to disable the directory listing such as the following. Directory listing "
+    "might fail with some permission setups (e.g. chmod 100) on a directory. Also, if any "
+    "other SFTP client created the directory after this processor performed a listing and "
+    "before a directory creation request by this processor is finished, then an error is "
+    "returned because the directory already exists.", default="false",
+    allowable_values=("true", "false"),
+)  # fmt: skip
 MOVE_CONFLICT_RESOLUTION = PropertyDescriptor(
     "Move Conflict Resolution", description="Specifies how to handle the case when the "
     "destination file already exists when Completion Strategy is set to Move files",
@@ -114,7 +127,10 @@ class FetchSFTP(Processor):
 
     property_descriptors: ClassVar = (
         *_sftp.CONNECTION, REMOTE_FILENAME, COMPLETION_STRATEGY, MOVE_DESTINATION_DIR,
-        MOVE_CONFLICT_RESOLUTION, CREATE_DIRECTORY, *_sftp.TIMEOUTS, FILE_NOT_FOUND_LOG_LEVEL,
+        MOVE_CONFLICT_RESOLUTION, CREATE_DIRECTORY, DISABLE_DIRECTORY_LISTING,
+        _sftp.CONNECTION_TIMEOUT, _sftp.DATA_TIMEOUT, _sftp.KEEP_ALIVE, _sftp.HOST_KEY_FILE,
+        _sftp.STRICT_HOST_KEY_CHECKING, _sftp.COMPRESSION, *_sftp.PROXY,
+        FILE_NOT_FOUND_LOG_LEVEL, *_sftp.ALGORITHMS,
     )  # fmt: skip
     relationships: ClassVar = (SUCCESS, COMMS_FAILURE, NOT_FOUND, PERMISSION_DENIED)
     tags: ClassVar = ("sftp", "get", "retrieve", "files", "fetch", "remote", "ingest", "source",
@@ -198,6 +214,8 @@ class FetchSFTP(Processor):
             )  # fmt: skip
             action["move_to"] = posixpath.join(target_dir, posixpath.basename(remote))
             action["create"] = bool(context.get_property(CREATE_DIRECTORY).as_boolean())
+            if context.get_property(DISABLE_DIRECTORY_LISTING).as_boolean():
+                action["blind"] = True
             if context.get_property(MOVE_CONFLICT_RESOLUTION).value == "REPLACE":
                 action["replace"] = True
         session.after_commit(action)

@@ -13,7 +13,6 @@ one whose FlowFile was is deleted before anything is listed again.
 from __future__ import annotations
 
 import posixpath
-import re
 import stat
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -28,7 +27,6 @@ from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     NON_EMPTY_VALIDATOR,
-    NON_NEGATIVE_INTEGER_VALIDATOR,
     POSITIVE_INTEGER_VALIDATOR,
     REGULAR_EXPRESSION_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
@@ -62,12 +60,7 @@ RECURSIVE = PropertyDescriptor(
     "subdirectories; otherwise, will not traverse subdirectories", required=True,
     default="false", allowable_values=_TRUE_FALSE,
 )  # fmt: skip
-FOLLOW_SYMLINK = PropertyDescriptor(
-    "Follow symlink", description="If true, will pull even symbolic files and also nested "
-    "symbolic subdirectories; otherwise, will not read symbolic files and will not traverse "
-    "symbolic link subdirectories", required=True, default="false",
-    allowable_values=_TRUE_FALSE,
-)  # fmt: skip
+FOLLOW_SYMLINK = _sftp.FOLLOW_SYMLINK
 IGNORE_DOTTED = PropertyDescriptor(
     "Ignore Dotted Files", description="If true, files whose names begin with a dot (\".\") "
     "will be ignored", required=True, default="true", allowable_values=_TRUE_FALSE,
@@ -81,14 +74,7 @@ MAX_SELECTS = PropertyDescriptor(
     "Max Selects", description="The maximum number of files to pull in a single connection",
     required=True, default="100", validators=(POSITIVE_INTEGER_VALIDATOR,),
 )  # fmt: skip
-REMOTE_POLL_BATCH_SIZE = PropertyDescriptor(
-    "Remote Poll Batch Size", description="The value specifies how many file paths to find in "
-    "a given directory on the remote system when doing a file listing. This value in general "
-    "should not need to be modified but when polling against a remote system with a tremendous "
-    "number of files this value can be critical.  Setting this value too high can result very "
-    "poor performance and setting it too low can cause the flow to be slower than normal.",
-    required=True, default="5000", validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
-)  # fmt: skip
+REMOTE_POLL_BATCH_SIZE = _sftp.REMOTE_POLL_BATCH_SIZE
 USE_NATURAL_ORDERING = PropertyDescriptor(
     "Use Natural Ordering", description="If true, will pull files in the order in which they "
     "are naturally listed; otherwise, the order in which the files will be pulled is not "
@@ -115,6 +101,7 @@ class GetSFTP(SourceProcessor):
         RECURSIVE, FOLLOW_SYMLINK, IGNORE_DOTTED, DELETE_ORIGINAL, _sftp.CONNECTION_TIMEOUT,
         _sftp.DATA_TIMEOUT, _sftp.HOST_KEY_FILE, MAX_SELECTS, REMOTE_POLL_BATCH_SIZE,
         _sftp.STRICT_HOST_KEY_CHECKING, _sftp.KEEP_ALIVE, _sftp.COMPRESSION, USE_NATURAL_ORDERING,
+        *_sftp.PROXY, *_sftp.ALGORITHMS,
     )  # fmt: skip
     relationships: ClassVar = (SUCCESS,)
     tags: ClassVar = ("sftp", "get", "retrieve", "files", "fetch", "remote", "ingest", "source",
@@ -190,38 +177,17 @@ class GetSFTP(SourceProcessor):
     def _listing(self, context: ProcessContext, sftp: Any) -> Iterator[tuple[Any, ...]]:
         """``(full path, directory, size, mtime ms, mode, uid, gid, absolute directory)``."""
         root = context.get_property(REMOTE_PATH).evaluate_attribute_expressions().value or "."
-        recursive = bool(context.get_property(RECURSIVE).as_boolean())
-        follow = bool(context.get_property(FOLLOW_SYMLINK).as_boolean())
-        file_filter = context.get_property(FILE_FILTER).value
-        path_filter = context.get_property(PATH_FILTER).value
-        dotted = bool(context.get_property(IGNORE_DOTTED).as_boolean())
-        pending = [root]
-        while pending:
-            directory = pending.pop(0)
-            absolute = sftp.normalize(directory)
-            for attr in sftp.listdir_attr(directory):
-                name = attr.filename
-                if name in {".", ".."} or (dotted and name.startswith(".")):
-                    continue
-                full = posixpath.join(directory, name)
-                mode = attr.st_mode or 0
-                if stat.S_ISLNK(mode):
-                    if not follow:
-                        continue
-                    try:
-                        attr = sftp.stat(full)  # noqa: PLW2901 (the link's target)
-                    except FileNotFoundError:
-                        continue  # a dangling link
-                    mode = attr.st_mode or 0
-                if stat.S_ISDIR(mode):
-                    relative = posixpath.relpath(full, root)
-                    if recursive and (not path_filter or re.fullmatch(path_filter, relative)):
-                        pending.append(full)
-                    continue
-                if not stat.S_ISREG(mode) or (file_filter and not re.fullmatch(file_filter, name)):
-                    continue
-                yield (full, directory, int(attr.st_size or 0), int(attr.st_mtime or 0) * 1000,
-                       mode, attr.st_uid, attr.st_gid, absolute)  # fmt: skip
+        how = _sftp.walk_of(
+            context, file_filter=FILE_FILTER, path_filter=PATH_FILTER, dotted=IGNORE_DOTTED,
+            recursive=RECURSIVE,
+        )  # fmt: skip
+        absolute: dict[str, str] = {}
+        for directory, attr in _sftp.walk(sftp, root, how):
+            if directory not in absolute:
+                absolute[directory] = sftp.normalize(directory)
+            yield (posixpath.join(directory, attr.filename), directory, int(attr.st_size or 0),
+                   int(attr.st_mtime or 0) * 1000, attr.st_mode or 0, attr.st_uid, attr.st_gid,
+                   absolute[directory])  # fmt: skip
 
     def pending_work(self, context: ProcessContext, state: Mapping[str, str]) -> PendingWork:
         """The listed files not handed out yet."""

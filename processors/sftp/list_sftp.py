@@ -8,6 +8,8 @@ runs, crashes and restarts (again only when modified later). Beside NiFi's keys 
 ListFileTransfer.isListingResetNecessary): a listing whose digest differs starts over, as NiFi
 clears its state when one is modified.
 
+Time Window (NiFi's listByTimeWindow) lists the files modified from the last window's end to
+now less the listing lag, and keeps that end in ``listing.timestamp`` (committed the same way).
 Tracking Entities keeps NiFi's ListedEntityTracker map in a map cache, changed in the session
 that commits the FlowFiles (processors._entity_tracking). With a Record Writer a listing is one
 FlowFile of NiFi's FileInfo records (processors._listing_records).
@@ -17,7 +19,6 @@ from __future__ import annotations
 
 import hashlib
 import posixpath
-import re
 import stat
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -36,20 +37,37 @@ from flowcore.validators import (
     ValidationResult,
 )
 from processors import _entity_tracking as tracking
-from processors._listing import Entry, ListingState, track_timestamps
+from processors._listing import (
+    LISTED_KEY,
+    PROCESSED_KEY,
+    Entry,
+    ListingState,
+    lag_of,
+    track_timestamps,
+)
 from processors._listing_records import FILE_INFO_SCHEMA, write_listing, writer_set
 from processors.sftp import _sftp
 
-__all__ = ["ListSFTP"]
+__all__ = ["ListSFTP", "time_window"]
 
 BY_TIMESTAMPS = AllowableValue("timestamps", "Tracking Timestamps", "Tracks the latest "
                                "timestamp of listed entities")  # fmt: skip
 BY_ENTITIES = AllowableValue("entities", "Tracking Entities", "Tracks the listed entities "
                              "within the 'Entity Tracking Time Window' in a map cache")  # fmt: skip
 NO_TRACKING = AllowableValue("none", "No Tracking", "Lists every entity each time")
+BY_TIME_WINDOW = AllowableValue(
+    "time-window", "Time Window", "This strategy uses a sliding time window. The window "
+    "starts where the previous window ended and ends with the 'current time'. One cycle will "
+    "list files with modification time falling within the time window. Works even when "
+    "multiple subdirectories are being written at the same time while listing is running. "
+    "IMPORTANT: This strategy works properly only if the time on both the system hosting NiFi "
+    "and the one hosting the files are accurate.",
+)  # fmt: skip
 LISTING_STRATEGY = PropertyDescriptor(
-    "Listing Strategy", required=True, default="timestamps",
-    allowable_values=(BY_TIMESTAMPS, BY_ENTITIES, NO_TRACKING),
+    "Listing Strategy", description="Specify how to determine new/updated entities. See each "
+    "strategy descriptions for detail.", required=True, default="timestamps",
+    allowable_values=(BY_TIMESTAMPS, BY_ENTITIES, NO_TRACKING, BY_TIME_WINDOW),
+    aliases=("listing-strategy",),
 )  # fmt: skip
 REMOTE_PATH = PropertyDescriptor(
     "Remote Path", description="The path on the remote system from which to pull or push files",
@@ -113,10 +131,13 @@ class ListSFTP(SourceProcessor):
     """
 
     property_descriptors: ClassVar = (
-        LISTING_STRATEGY, *_sftp.CONNECTION, REMOTE_PATH, RECORD_WRITER, RECURSIVE, FILE_FILTER,
-        PATH_FILTER, IGNORE_DOTTED, *_sftp.TIMEOUTS, PRECISION, tracking.TRACKING_STATE_CACHE,
+        LISTING_STRATEGY, *_sftp.CONNECTION, REMOTE_PATH, RECORD_WRITER, RECURSIVE,
+        _sftp.FOLLOW_SYMLINK, FILE_FILTER, PATH_FILTER, IGNORE_DOTTED,
+        _sftp.REMOTE_POLL_BATCH_SIZE, _sftp.STRICT_HOST_KEY_CHECKING, _sftp.HOST_KEY_FILE,
+        _sftp.CONNECTION_TIMEOUT, _sftp.DATA_TIMEOUT, _sftp.KEEP_ALIVE, PRECISION,
+        _sftp.COMPRESSION, *_sftp.PROXY, tracking.TRACKING_STATE_CACHE,
         tracking.TRACKING_TIME_WINDOW, tracking.INITIAL_LISTING_TARGET, MIN_AGE, MAX_AGE,
-        MIN_SIZE, MAX_SIZE,
+        MIN_SIZE, MAX_SIZE, *_sftp.ALGORITHMS,
     )  # fmt: skip
     relationships: ClassVar = (SUCCESS,)
     tags: ClassVar = ("list", "sftp", "remote", "ingest", "source", "input", "files")
@@ -126,11 +147,18 @@ class ListSFTP(SourceProcessor):
         super().__init__(**properties)
         self._last_run_ms = 0
         self._entities_listed = ""  # the last entity listing handed out (its digest)
+        self._waited = False  # Time Window: waited for files younger than the lag already
 
     @property
     def unbounded(self) -> bool:  # type: ignore[override]
-        """No Tracking and Tracking Entities never run out: a batch run lists once."""
-        return self.effective_value(LISTING_STRATEGY) != BY_TIMESTAMPS.value
+        """No Tracking and Tracking Entities never run out: a batch run lists once.
+
+        Tracking Timestamps and Time Window run out once their state has passed every file.
+        """
+        return self.effective_value(LISTING_STRATEGY) not in (
+            BY_TIMESTAMPS.value,
+            BY_TIME_WINDOW.value,
+        )
 
     def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
         """Tracking Entities needs Entity Tracking State Cache (NiFi's check)."""
@@ -170,12 +198,14 @@ class ListSFTP(SourceProcessor):
             marker = {**kept, ENTITIES_KEY: identity, tracking.LISTED_KEY: digest}
             marker = marker if entries else state
             return self._listing(entries, payload, marker)
-        if strategy != BY_TIMESTAMPS.value:  # No Tracking: no state (NiFi's clears it)
-            return self._listing(entries, payload, {})
+        if strategy not in (BY_TIMESTAMPS.value, BY_TIME_WINDOW.value):
+            return self._listing(entries, payload, {})  # No Tracking: no state (NiFi clears it)
         state = kept
         if state.get(CONFIGURATION_KEY) not in (None, configuration):
             state = {}  # another host or directory: NiFi clears the state on the change
         precision = context.get_property(PRECISION).value or "auto-detect"
+        if strategy == BY_TIME_WINDOW.value:
+            return self._list_window(context, state, entries, payload, precision)
         now = int(time.time() * 1000)
         decision = track_timestamps(
             entries, ListingState.of(state), now_ms=now, last_run_ms=self._last_run_ms,
@@ -189,6 +219,34 @@ class ListSFTP(SourceProcessor):
         new_state = decision.state.values() if decision.state is not None else state
         new_state = {**new_state, CONFIGURATION_KEY: configuration}
         return self._listing(list(decision.entries), payload, new_state)
+
+    def _list_window(
+        self, context: ProcessContext, state: Mapping[str, str], entries: Sequence[Entry[Any]],
+        payload: dict[str, Any], precision: str,
+    ) -> WorkListing:  # fmt: skip
+        """Time Window: the files modified in [the last window's end, now - lag), in time order.
+
+        An empty window keeps the state (NiFi yields without persisting), so the next window
+        still starts where the last listed one ended. In a batch run, files too new for this
+        window (younger than the lag) are waited for once, as Tracking Timestamps waits for
+        the files it holds back.
+        """
+        now = int(time.time() * 1000)
+        emitted, upper = time_window(entries, state, now_ms=now, precision=precision)
+        if not emitted:
+            held = [e.timestamp for e in entries if e.timestamp >= upper]
+            wait = (min(held) - upper + 1) if held else 0
+            if held and wait <= now - upper and not self._waited:  # at most the lag
+                self._waited = True  # once: a file stamped in the future is not waited for
+                time.sleep(wait / 1000)
+                return self.list_work(context, state)
+            self._waited = False
+            return WorkListing((), state)
+        self._waited = False
+        configuration = self._configuration(context)
+        after = {LISTED_KEY: str(upper), PROCESSED_KEY: str(upper),
+                 CONFIGURATION_KEY: configuration}  # fmt: skip
+        return self._listing(emitted, payload, after)
 
     @staticmethod
     def _configuration(context: ProcessContext) -> str:
@@ -217,46 +275,26 @@ class ListSFTP(SourceProcessor):
     def _entries(self, context: ProcessContext, connection: Any) -> Iterator[Entry[Any]]:
         """The files the filters select, as listing entries (identifier: the full path)."""
         root = context.get_property(REMOTE_PATH).evaluate_attribute_expressions().value or "."
-        recursive = bool(context.get_property(RECURSIVE).as_boolean())
-        file_filter = context.get_property(FILE_FILTER).value
-        path_filter = context.get_property(PATH_FILTER).value
-        dotted = bool(context.get_property(IGNORE_DOTTED).as_boolean())
+        how = _sftp.walk_of(
+            context, file_filter=FILE_FILTER, path_filter=PATH_FILTER, dotted=IGNORE_DOTTED,
+            recursive=RECURSIVE,
+        )  # fmt: skip
         now = int(time.time() * 1000)
         min_age = context.get_property(MIN_AGE).as_time_period("ms") or 0
         max_age = context.get_property(MAX_AGE).as_time_period("ms")
         min_size = context.get_property(MIN_SIZE).as_data_size("B") or 0
         max_size = context.get_property(MAX_SIZE).as_data_size("B")
-        pending = [root]
-        while pending:
-            directory = pending.pop()
-            for attr in connection.sftp.listdir_attr(directory):
-                name = attr.filename
-                if dotted and name.startswith("."):
-                    continue
-                full = posixpath.join(directory, name)
-                if stat.S_ISDIR(attr.st_mode or 0):
-                    relative = posixpath.relpath(full, root)
-                    if recursive and (not path_filter or re.fullmatch(path_filter, relative)):
-                        pending.append(full)
-                    continue
-                if file_filter and not re.fullmatch(file_filter, name):
-                    continue
-                modified = int(attr.st_mtime or 0) * 1000
-                size = int(attr.st_size or 0)
-                if now - modified < min_age or (max_age is not None and now - modified > max_age):
-                    continue
-                if size < min_size or (max_size is not None and size > max_size):
-                    continue
-                item = (
-                    directory,
-                    name,
-                    size,
-                    modified,
-                    attr.st_mode or 0,
-                    attr.st_uid,
-                    attr.st_gid,
-                )
-                yield Entry(full, modified, item)
+        # NiFi filters age and size after the listing (Remote Poll Batch Size counts before)
+        for directory, attr in list(_sftp.walk(connection.sftp, root, how)):
+            name = attr.filename
+            modified = int(attr.st_mtime or 0) * 1000
+            size = int(attr.st_size or 0)
+            if now - modified < min_age or (max_age is not None and now - modified > max_age):
+                continue
+            if size < min_size or (max_size is not None and size > max_size):
+                continue
+            item = (directory, name, size, modified, attr.st_mode or 0, attr.st_uid, attr.st_gid)
+            yield Entry(posixpath.join(directory, name), modified, item)
 
     def requeue_work(
         self, state: Mapping[str, str], items: Sequence[WorkItem], committed: Mapping[str, str]
@@ -299,6 +337,25 @@ class ListSFTP(SourceProcessor):
             }
             flowfile = session.put_all_attributes(session.create(), attributes)
             session.transfer(flowfile, SUCCESS)
+
+
+def time_window(
+    entries: Sequence[Entry[Any]], state: Mapping[str, str], *, now_ms: int, precision: str
+) -> tuple[list[Entry[Any]], int]:
+    """NiFi's ``listByTimeWindow``: the entries in this window, oldest first, and its end.
+
+    The window starts at the last one's end (``listing.timestamp``, inclusive; 0 at first)
+    and ends, exclusive, at *now_ms* less the listing lag of the Target System Timestamp
+    Precision (detected from the entries at or after the start, as NiFi's listing drops
+    older ones first).
+    """
+    lower = int(state.get(LISTED_KEY) or 0)
+    candidates = [e for e in entries if e.timestamp >= lower]
+    _, lag = lag_of(precision, [e.timestamp for e in candidates])
+    upper = now_ms - lag
+    inside = [e for e in candidates if e.timestamp < upper]
+    inside.sort(key=lambda e: e.timestamp)  # stable: entries of one time stay as listed
+    return inside, upper
 
 
 def _untracked(

@@ -75,6 +75,29 @@ LAST_MODIFIED_TIME = PropertyDescriptor(
     "transferring it, as yyyy-MM-dd'T'HH:mm:ssZ; empty: the time of the transfer.",
     el_scope=_FLOWFILE,
 )  # fmt: skip
+REMOTE_OWNER = PropertyDescriptor(
+    "Remote Owner", description="Integer value representing the User ID to set on the file "
+    "after transferring it. If not set, the owner will not be set. Supports Expression "
+    "Language: ${owner} will use the attribute from the FlowFile.", el_scope=_FLOWFILE,
+)  # fmt: skip
+REMOTE_GROUP = PropertyDescriptor(
+    "Remote Group", description="Integer value representing the Group ID to set on the file "
+    "after transferring it. If not set, the group will not be set. Supports Expression "
+    "Language: ${group} will use the attribute from the FlowFile.", el_scope=_FLOWFILE,
+)  # fmt: skip
+DISABLE_DIRECTORY_LISTING = PropertyDescriptor(
+    "Disable Directory Listing", description="If set to 'true', directory listing is not "
+    "performed prior to create missing directories. By default, this processor executes a "
+    "directory listing command to see target directory existence before creating missing "
+    "directories. However, there are situations that you might need to disable the directory "
+    "listing such as the following. Directory listing might fail with some permission setups "
+    "(e.g. chmod 100) on a directory. Also, if any other SFTP client created the directory "
+    "after this processor performed a listing and before a directory creation request by this "
+    "processor is finished, then an error is returned because the directory already exists.",
+    default="false", allowable_values=("true", "false"),
+)  # fmt: skip
+#: NiFi's RENAME tries 1.<filename> ... 99.<filename>, then rejects.
+RENAME_ATTEMPTS = 99
 PERMISSIONS = PropertyDescriptor(
     "Permissions", description="The permissions to assign to the file after transferring it, "
     "as octal (e.g. 644) or rwxr-x---; empty: the server's default.", el_scope=_FLOWFILE,
@@ -84,17 +107,22 @@ PERMISSIONS = PropertyDescriptor(
 class PutSFTP(Processor):
     """Sends FlowFiles to an SFTP Server (NiFi's PutSFTP).
 
-    Conflict Resolution when the file exists: REPLACE overwrites it, IGNORE and NONE leave it
-    (success; NONE tries the upload and lets the server decide, which here overwrites), RENAME
-    sends it as ``1.<filename>``, ``2.<filename>`` ..., REJECT routes to ``reject``, FAIL to
-    ``failure``. A SEND event names ``sftp://host:port/path``. An unreachable server, refused
-    credentials or a timeout route to ``failure``, penalized.
+    Conflict Resolution when the file exists: REPLACE overwrites it, IGNORE leaves it
+    (success), RENAME sends it as ``1.<filename>`` ... ``99.<filename>`` (then rejects), REJECT
+    routes to ``reject``, FAIL to ``failure`` (penalized); NONE does not look and sends it over
+    the existing file. A directory of that name rejects (except under NONE, where the rename
+    fails). Permissions, Remote Owner and Remote Group are set on the uploaded file before
+    the rename, Last Modified Time after it; a server refusing them is logged, the file kept.
+    A SEND event names ``sftp://host:port/path``. An unreachable server, refused credentials
+    or a timeout route to ``failure``, penalized.
     """
 
     property_descriptors: ClassVar = (
-        *_sftp.CONNECTION, REMOTE_PATH, CREATE_DIRECTORY, BATCH_SIZE, CONFLICT_RESOLUTION,
-        REJECT_ZERO_BYTE, DOT_RENAME, TEMP_FILENAME, LAST_MODIFIED_TIME, PERMISSIONS,
-        *_sftp.TIMEOUTS,
+        *_sftp.CONNECTION, REMOTE_PATH, CREATE_DIRECTORY, DISABLE_DIRECTORY_LISTING, BATCH_SIZE,
+        _sftp.CONNECTION_TIMEOUT, _sftp.DATA_TIMEOUT, CONFLICT_RESOLUTION, REJECT_ZERO_BYTE,
+        DOT_RENAME, TEMP_FILENAME, _sftp.HOST_KEY_FILE, LAST_MODIFIED_TIME, PERMISSIONS,
+        REMOTE_OWNER, REMOTE_GROUP, _sftp.STRICT_HOST_KEY_CHECKING, _sftp.KEEP_ALIVE,
+        _sftp.COMPRESSION, *_sftp.PROXY, *_sftp.ALGORITHMS,
     )  # fmt: skip
     relationships: ClassVar = (SUCCESS, REJECT, FAILURE)
     tags: ClassVar = ("remote", "copy", "egress", "put", "sftp", "archive", "files")
@@ -154,7 +182,9 @@ class PutSFTP(Processor):
         if outcome is REJECT or outcome is FAILURE:
             context.logger.warning("Resource %s already exists: routing %s to %s",
                                    target, flowfile, outcome.name)  # fmt: skip
-            session.transfer(session.penalize(flowfile), outcome)
+            # NiFi penalizes FAIL only: a rejected conflict is final, not retried
+            session.transfer(session.penalize(flowfile) if outcome is FAILURE else flowfile,
+                             outcome)  # fmt: skip
             return
         if target is not None:
             uri = _sftp.transit_uri(connection.host, connection.port, target)
@@ -169,34 +199,42 @@ class PutSFTP(Processor):
     ) -> tuple[Relationship | None, str | None]:  # fmt: skip
         """Upload (dot-named, then renamed); the outcome and the final remote path."""
         sftp = connection.sftp
-        if directory and context.get_property(CREATE_DIRECTORY).as_boolean():
-            _sftp.make_dirs(sftp, directory)
         target = posixpath.join(directory, name) if directory else name
         conflict = context.get_property(CONFLICT_RESOLUTION).value or "NONE"
-        exists = _exists(sftp, target)
+        # NONE sends without looking (NiFi's): the server decides; the others look first
+        exists = conflict != "NONE" and _exists(sftp, target)
         if exists and _is_directory(sftp, target):
-            return REJECT, target  # NiFi's rule: a directory of that name rejects, always
+            return REJECT, target  # NiFi's rule: a directory of that name rejects
         if exists:
             if conflict == "REJECT":
                 return REJECT, target
             if conflict == "FAIL":
                 return FAILURE, target
-            if conflict in ("IGNORE",):
+            if conflict == "IGNORE":
                 return None, None
             if conflict == "RENAME":
-                number = 1
-                while _exists(sftp, posixpath.join(directory, f"{number}.{name}")):
-                    number += 1
-                name = f"{number}.{name}"
+                free = next((f"{n}.{name}" for n in range(1, RENAME_ATTEMPTS + 1)
+                             if not _exists(sftp, posixpath.join(directory, f"{n}.{name}"))),
+                            None)  # fmt: skip
+                if free is None:
+                    context.logger.warning(
+                        "Could not determine a unique name after %d attempts for %s: "
+                        "rejecting", RENAME_ATTEMPTS, flowfile,
+                    )  # fmt: skip
+                    return REJECT, target
+                name = free
                 target = posixpath.join(directory, name) if directory else name
+        if directory and context.get_property(CREATE_DIRECTORY).as_boolean():
+            blind = bool(context.get_property(DISABLE_DIRECTORY_LISTING).as_boolean())
+            _sftp.make_dirs(sftp, directory, blind=blind)
         temporary = (
             context.get_property(TEMP_FILENAME).evaluate_attribute_expressions(flowfile).value
         )
         if not temporary and context.get_property(DOT_RENAME).as_boolean():
             temporary = f".{name}"
-        upload = posixpath.join(directory, temporary) if temporary else target
-        if directory:
-            upload = posixpath.join(directory, posixpath.basename(upload))
+        upload = target
+        if temporary:  # NiFi's buildFullPath: under the Remote Path, even with a leading /
+            upload = posixpath.join(directory, temporary.lstrip("/")) if directory else temporary
         with sftp.open(upload, "wb") as handle, session.read(flowfile) as source:
             handle.set_pipelined(True)
             while chunk := source.read(1 << 20):
@@ -213,10 +251,16 @@ class PutSFTP(Processor):
                 context.logger.error(
                     "Failed to set permission on %s to %s due to %s", upload, permissions, error
                 )
+        _set_owner(context, sftp, flowfile, upload)
         if upload != target:
-            if _exists(sftp, target):  # REPLACE and NONE: SFTP v3's rename does not overwrite
+            # REPLACE and NONE: SFTP v3's rename does not overwrite (NiFi removes first too)
+            with contextlib.suppress(OSError):  # none there, or a directory: the rename says
                 sftp.remove(target)
-            sftp.rename(upload, target)
+            try:
+                sftp.rename(upload, target)
+            except OSError:
+                sftp.remove(upload)  # NiFi's: no temporary file left behind
+                raise
         modified = (
             context.get_property(LAST_MODIFIED_TIME).evaluate_attribute_expressions(flowfile).value
         )
@@ -239,6 +283,30 @@ class PutSFTP(Processor):
                         target, modified, error,
                     )  # fmt: skip
         return None, target
+
+
+def _set_owner(context: ProcessContext, sftp: Any, flowfile: Any, path: str) -> None:
+    """Remote Owner and Remote Group (numeric ids); a failure is logged, the file delivered."""
+    value = lambda d: context.get_property(d).evaluate_attribute_expressions(flowfile).value  # noqa: E731
+    owner, group = value(REMOTE_OWNER), value(REMOTE_GROUP)
+    if not owner and not group:
+        return
+    try:
+        current = sftp.stat(path) if not (owner and group) else None
+        uid = int(owner) if owner else current.st_uid
+        gid = int(group) if group else current.st_gid
+        sftp.chown(path, uid, gid)
+    except ValueError:
+        context.logger.error(
+            "Failed to set owner and group on %s to %s:%s: Remote Owner and Remote Group "
+            "take numeric ids", path, owner, group,
+        )  # fmt: skip
+    except Exception as error:  # a server refusing setstat: the file is delivered
+        if not _sftp.is_sftp_error(error):
+            raise
+        context.logger.error(
+            "Failed to set owner and group on %s to %s:%s due to %s", path, owner, group, error
+        )
 
 
 def _is_directory(sftp: Any, path: str) -> bool:

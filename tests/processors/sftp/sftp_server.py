@@ -118,6 +118,8 @@ def _server_classes(root: Path, client_public: str) -> tuple[type, type]:
                 os.utime(real, (attr.st_atime or attr.st_mtime, attr.st_mtime))
             if attr.st_mode is not None:
                 os.chmod(real, attr.st_mode & 0o7777)
+            if attr.st_uid is not None:
+                os.chown(real, attr.st_uid, attr.st_gid)
             return paramiko.sftp.SFTP_OK
 
     class Server(paramiko.ServerInterface):
@@ -174,6 +176,7 @@ class SftpServer:
             self.connections += 1
             transport = paramiko.Transport(conn)
             transport.add_server_key(self.host_key)
+            transport.use_compression(True)  # offered: a client asking for zlib gets it
             transport.set_subsystem_handler("sftp", paramiko.SFTPServer, self._sftp_cls)
             try:
                 transport.start_server(server=self._server_cls())

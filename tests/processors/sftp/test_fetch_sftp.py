@@ -249,3 +249,48 @@ def test_move_replace_onto_itself_keeps_the_file(sftp_server: SftpServer, remote
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     assert (remote / "same.txt").read_bytes() == b"kept"
+
+
+def test_allowed_algorithms_narrow_what_the_connection_uses(sftp_server: SftpServer) -> None:
+    """Ciphers, Key Exchange, MAC and Key Algorithms Allowed: the connection uses those named;
+    Use Compression negotiates zlib, Send Keep Alive On Timeout sends keep-alives every 5 s."""
+    from processors.sftp import _sftp
+
+    runner = _runner(sftp_server, **{
+        "Ciphers Allowed": "aes192-cbc, no-such-cipher",
+        "Key Exchange Algorithms Allowed": "diffie-hellman-group14-sha256",
+        "Message Authentication Codes Allowed": "hmac-sha1",
+        "Key Algorithms Allowed": "rsa-sha2-256", "Use Compression": "true",
+        "Send Keep Alive On Timeout": "true",
+    })  # fmt: skip
+    with _sftp.connect(runner.context) as connection:
+        transport = connection.ssh.get_transport()
+        assert transport.local_cipher == transport.remote_cipher == "aes192-cbc"
+        assert transport.local_mac == "hmac-sha1"
+        assert transport.preferred_kex == ("diffie-hellman-group14-sha256",)  # all it offers
+        assert transport.host_key_type == "rsa-sha2-256"
+        assert transport.local_compression in {"zlib", "zlib@openssh.com"}  # Use Compression
+        assert transport.packetizer._Packetizer__keepalive_interval == 5
+
+
+def test_an_algorithm_list_naming_nothing_supported_is_invalid(sftp_server: SftpServer) -> None:
+    """Ciphers Allowed naming only unknown ciphers: invalid, the message lists the known ones."""
+    runner = _runner(sftp_server, **{"Ciphers Allowed": "blowfish-cbc"})
+    problems = [str(p) for p in runner.validation_problems()]
+    assert any("Ciphers Allowed" in p and "aes128-ctr" in p for p in problems), problems
+
+
+def test_move_with_disable_directory_listing(sftp_server: SftpServer, remote: Path) -> None:
+    """Move File with Create Directory and Disable Directory Listing makes the nested
+    destination blindly; a destination already there is no error."""
+    for name in ("1.txt", "2.txt"):
+        (remote / name).write_bytes(name.encode())
+    runner = _runner(sftp_server, **{
+        "Completion Strategy": "Move File", "Create Directory": "true",
+        "Disable Directory Listing": "true", "Move Destination Directory": f"/{remote.name}/x/y",
+    })  # fmt: skip
+    runner.enqueue(b"", {"path": f"/{remote.name}", "filename": "1.txt"})
+    runner.enqueue(b"", {"path": f"/{remote.name}", "filename": "2.txt"})
+    runner.run(2)
+    runner.assert_all_flowfiles_transferred("success", 2)
+    assert sorted(p.name for p in (remote / "x" / "y").iterdir()) == ["1.txt", "2.txt"]

@@ -180,3 +180,28 @@ def test_nifi_run_dotted_files_ignored(sftp_server: SftpServer, remote: Path) ->
     runner.run()
     runner.assert_transfer_count("success", 2)
     assert sorted(p.name for p in remote.iterdir()) == [".testFile2.txt", ".testFile4.txt"]
+
+
+def test_nifi_run_when_user_home_not_found(
+    sftp_server: SftpServer, remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """NiFi's testRunNoExceptionWhenUserHomeNotFound: a local home directory that does not
+    exist (no ~/.ssh) does not stop GetSFTP."""
+    monkeypatch.setenv("HOME", "/directory-not-found")
+    _files(remote, **{"testFile1.txt": b"1"})
+    runner = _nifi_runner(sftp_server, remote)
+    runner.run()
+    runner.assert_transfer_count("success", 1)
+
+
+def test_remote_poll_batch_size_bounds_each_poll(sftp_server: SftpServer, remote: Path) -> None:
+    """Remote Poll Batch Size: a poll lists at most that many files (the rest wait for the next
+    poll); 0 lists none, as NiFi's getListing."""
+    _files(remote, **{"a": b"1", "b": b"2", "c": b"3"})
+    runner = _runner(sftp_server, remote, **{"Remote Poll Batch Size": "2"})
+    runner.run()
+    runner.assert_transfer_count("success", 2)
+    assert len(list(remote.iterdir())) == 1
+    runner = _runner(sftp_server, remote, **{"Remote Poll Batch Size": "0"})
+    runner.run()
+    runner.assert_transfer_count("success", 0)

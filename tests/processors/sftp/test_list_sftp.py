@@ -10,11 +10,14 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flowcore.services import MapCacheService
 from flowcore.testing import TestRunner
-from processors.sftp.list_sftp import ListSFTP
-from tests.processors.sftp.sftp_server import USER, SftpServer, configure
+from processors._listing import Entry
+from processors.sftp.list_sftp import ListSFTP, time_window
+from tests.processors.sftp.sftp_server import PASSWORD, USER, SftpServer, configure
 
 
 def _old(path: Path, data: bytes, age: int = 120) -> None:
@@ -265,3 +268,148 @@ def test_run_when_user_home_not_found(
     configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}"})
     runner.run()
     runner.assert_transfer_count("success", 3)
+
+
+def test_time_window_lists_each_window_once(sftp_server: SftpServer, remote: Path) -> None:
+    """Time Window: the files modified before now less the lag, oldest first; the next run
+    lists only those modified since that window's end (an old-stamped newcomer is missed, as in
+    NiFi), waiting out the lag for a file just written; a restart from the state lists none."""
+    _old(remote / "b.txt", b"b", age=200)
+    _old(remote / "a.txt", b"a", age=300)
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **{
+        "Remote Path": f"/{remote.name}", "Listing Strategy": "time-window",
+        "Target System Timestamp Precision": "seconds",
+    })  # fmt: skip
+    before = int(time.time() * 1000)
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["a.txt", "b.txt"]
+    end = int(runner.state["listing.timestamp"])
+    assert before - 1000 <= end <= int(time.time() * 1000) - 1000  # now less the 1 s lag
+    assert runner.state["processed.timestamp"] == str(end)
+    _old(remote / "old.txt", b"o", age=400)  # stamped before the window's end: never listed
+    (remote / "new.txt").write_bytes(b"n")  # stamped now: listed once the lag has passed
+    runner.clear_transfer_state()
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["new.txt"]
+    restarted = TestRunner(ListSFTP())
+    configure(restarted, sftp_server, **{
+        "Remote Path": f"/{remote.name}", "Listing Strategy": "time-window",
+        "Target System Timestamp Precision": "seconds",
+    })  # fmt: skip
+    restarted.set_state(runner.state)
+    restarted.run()
+    restarted.assert_transfer_count("success", 0)
+    assert restarted.state == runner.state  # an empty window keeps the state (NiFi's yield)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    stamps=st.lists(st.integers(0, 10_000), max_size=30),
+    steps=st.lists(st.integers(0, 3_000), min_size=1, max_size=6),
+    precision=st.sampled_from(["millis", "seconds", "minutes", "auto-detect"]),
+)
+def test_time_windows_list_every_entry_once(
+    stamps: list[int], steps: list[int], precision: str
+) -> None:
+    """Consecutive Time Window listings (the state carried) list each entry once, in time order,
+    all those stamped before the last window's end and none after it."""
+    entries = [Entry(f"/f{i}", t, None) for i, t in enumerate(stamps)]
+    state: dict[str, str] = {}
+    listed: list[Entry[None]] = []
+    now = 0
+    for step in steps:
+        now += step
+        window, end = time_window(entries, state, now_ms=now, precision=precision)
+        assert [e.timestamp for e in window] == sorted(e.timestamp for e in window)
+        listed += window
+        if window:
+            state = {"listing.timestamp": str(end)}
+    assert len({e.identifier for e in listed}) == len(listed)
+    last_end = int(state.get("listing.timestamp") or 0)
+    assert {e.identifier for e in listed} >= {
+        e.identifier for e in entries if e.timestamp < last_end
+    }
+    assert all(e.timestamp < last_end for e in listed)
+
+
+def test_follow_symlink_and_remote_poll_batch_size(sftp_server: SftpServer, remote: Path) -> None:
+    """Links are listed (as their targets) only with Follow symlink, a linked directory walked
+    with Search Recursively; Remote Poll Batch Size stops the walk after that many files,
+    a directory's own files first (NiFi's getListing)."""
+    (remote / "real").mkdir()
+    _old(remote / "real" / "r.txt", b"rrr")
+    _old(remote / "a.txt", b"a")
+    (remote / "link.txt").symlink_to(remote / "a.txt")
+    (remote / "linked").symlink_to(remote / "real", target_is_directory=True)
+    (remote / "dangling.txt").symlink_to(remote / "gone.txt")
+    settings_ = {"Remote Path": f"/{remote.name}", "Search Recursively": "true",
+                 "Listing Strategy": "none"}  # fmt: skip
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **settings_)
+    runner.run()
+    listed = sorted(f"{f.attributes['path']}/{f.attributes['filename']}"
+                    for f in runner.flowfiles_for("success"))  # fmt: skip
+    assert listed == [f"/{remote.name}/a.txt", f"/{remote.name}/real/r.txt"]
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **settings_, **{"Follow symlink": "true"})
+    runner.run()
+    out = {f"{f.attributes['path']}/{f.attributes['filename']}": f.attributes["file.size"]
+           for f in runner.flowfiles_for("success")}  # fmt: skip
+    assert out == {
+        f"/{remote.name}/a.txt": "1", f"/{remote.name}/link.txt": "1",
+        f"/{remote.name}/real/r.txt": "3", f"/{remote.name}/linked/r.txt": "3",
+    }  # fmt: skip
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **settings_, **{"Remote Poll Batch Size": "1"})
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["a.txt"]
+
+
+def test_path_filter_matches_deeper_directories(sftp_server: SftpServer, remote: Path) -> None:
+    """NiFi walks every directory and lists the files of those the Path Filter Regex matches:
+    a filter naming only a nested directory still reaches it through its parent."""
+    (remote / "x" / "deep").mkdir(parents=True)
+    _old(remote / "x" / "top.txt", b"t")
+    _old(remote / "x" / "deep" / "d.txt", b"d")
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **{
+        "Remote Path": f"/{remote.name}", "Search Recursively": "true",
+        "Path Filter Regex": "x/deep",
+    })  # fmt: skip
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["d.txt"]
+
+
+def test_time_window_through_the_engine_lists_each_file_once(
+    sftp_server: SftpServer, remote: Path, tmp_path: Path
+) -> None:
+    """Through the engine, twice on one repository: the window's end commits with the listed
+    FlowFiles, so the second run lists only the file written since (each name once)."""
+    from flowcore import Flow
+    from flowcore.driver.controller import Controller
+    from flowcore.runners.direct import DirectRunner
+    from processors import PutFile
+    from repositories.repository_set import RepositorySet
+
+    for name in ("a.txt", "b.txt"):
+        _old(remote / name, name.encode(), age=100)
+    flow = Flow("window")
+    listing = flow.add(ListSFTP(**{
+        "Hostname": sftp_server.host, "Port": str(sftp_server.port), "Username": USER,
+        "Password": PASSWORD, "Remote Path": f"/{remote.name}",
+        "Listing Strategy": "time-window", "Target System Timestamp Precision": "seconds",
+    }), name="list")  # fmt: skip
+    put = flow.add(PutFile(directory=str(tmp_path / "out")), name="put")
+    flow.connect(listing, put)
+    flow.auto_terminate(put, ["success", "failure"])
+    counts = []
+    for _ in range(2):
+        repos = RepositorySet.open(tmp_path / "repo")
+        try:
+            counts.append(Controller(flow, DirectRunner(), repos).run().count("list", "success"))
+        finally:
+            repos.close()
+        _old(remote / "c.txt", b"c", age=0)
+    assert counts == [2, 1]
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.txt", "b.txt", "c.txt"]

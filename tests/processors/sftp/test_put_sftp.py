@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -181,3 +183,81 @@ def test_a_flowfile_failing_part_way_fails_alone(sftp_server: SftpServer, remote
     runner.assert_transfer_count("failure", 1)
     runner.flowfiles_for("failure")[0].assert_attribute_equals("filename", "b")
     assert sorted(p.name for p in remote.iterdir()) == ["a", "c"]
+
+
+def test_remote_owner_and_group(sftp_server: SftpServer, remote: Path, caplog: Any) -> None:
+    """Remote Owner and Remote Group set the file's ids; a non-numeric one is logged and the
+    file delivered all the same (NiFi's setStat warning)."""
+    runner = _runner(sftp_server, remote, **{"Remote Owner": "${owner}", "Remote Group": "4321"})
+    runner.enqueue(b"owned", {"filename": "o.txt", "owner": "1234"})
+    runner.enqueue(b"named", {"filename": "n.txt", "owner": "nobody"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 2)
+    info = (remote / "o.txt").stat()
+    assert (info.st_uid, info.st_gid) == (1234, 4321)
+    assert (remote / "n.txt").read_bytes() == b"named"
+    assert "Remote Owner and Remote Group take numeric ids" in caplog.text
+
+
+def test_disable_directory_listing_creates_without_looking(
+    sftp_server: SftpServer, remote: Path
+) -> None:
+    """Create Directory with Disable Directory Listing makes missing directories blindly, and
+    a directory already there is no error."""
+    runner = _runner(sftp_server, remote, **{
+        "Remote Path": f"/{remote.name}/a/b", "Create Directory": "true",
+        "Disable Directory Listing": "true",
+    })  # fmt: skip
+    runner.enqueue(b"1", {"filename": "one"})
+    runner.enqueue(b"2", {"filename": "two"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 2)
+    assert sorted(p.name for p in (remote / "a" / "b").iterdir()) == ["one", "two"]
+
+
+def test_rename_gives_up_after_99_names(sftp_server: SftpServer, remote: Path) -> None:
+    """RENAME tries 1.<name> to 99.<name>; all taken, the FlowFile is rejected, unpenalized."""
+    for n in ["", *(f"{i}." for i in range(1, 100))]:
+        (remote / f"{n}r").write_bytes(b"old")
+    runner = _runner(sftp_server, remote, **{"Conflict Resolution": "RENAME"})
+    runner.enqueue(b"new", {"filename": "r"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("reject", 1)
+    assert not runner.flowfiles_for("reject")[0].is_penalized(int(time.time() * 1000))
+    assert len(list(remote.iterdir())) == 100
+
+
+def test_none_onto_a_directory_fails_and_leaves_no_temporary_file(
+    sftp_server: SftpServer, remote: Path
+) -> None:
+    """Conflict Resolution NONE does not look first: onto a directory the rename fails, the
+    FlowFile goes to failure and the dot-file is removed (NiFi's SFTPTransfer.put)."""
+    (remote / "d").mkdir()
+    runner = _runner(sftp_server, remote)
+    runner.enqueue(b"new", {"filename": "d"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert sorted(p.name for p in remote.iterdir()) == ["d"]
+
+
+def test_temporary_filename_and_no_dot_rename(
+    sftp_server: SftpServer, remote: Path, caplog: Any
+) -> None:
+    """Temporary Filename names the upload (under the Remote Path, a sub-path kept) until its
+    rename; Dot Rename false uploads under the final name (a refused setstat logs the path)."""
+    (remote / "tmp").mkdir()
+    runner = _runner(sftp_server, remote, **{
+        "Temporary Filename": f"tmp/{REFUSE_SETSTAT}-${{filename}}", "Permissions": "600",
+    })  # fmt: skip
+    runner.enqueue(b"t", {"filename": "t.txt"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert f"/{remote.name}/tmp/{REFUSE_SETSTAT}-t.txt" in caplog.text
+    assert (remote / "t.txt").read_bytes() == b"t"
+    assert list((remote / "tmp").iterdir()) == []
+    caplog.clear()
+    runner = _runner(sftp_server, remote, **{"Dot Rename": "false", "Permissions": "600"})
+    runner.enqueue(b"d", {"filename": f"{REFUSE_SETSTAT}.txt"})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert f"on /{remote.name}/{REFUSE_SETSTAT}.txt to 600" in caplog.text
