@@ -140,4 +140,7 @@ def transit_uri(url: str) -> str:
         scheme, rest = url.split("://", 1)
         rest = rest.rsplit("@", 1)[-1].split("?", 1)[0].split(";", 1)[0]
         return f"{prefix}{scheme.split('+', 1)[0]}://{rest}"
-    return prefix + url
+    if "@" in url:  # Oracle's thin form, oracle:thin:user/password@host:port:sid
+        before, after = url.rsplit("@", 1)
+        url = f"{before[: before.rfind(':') + 1]}@{after}"
+    return prefix + url.split("?", 1)[0].split(";", 1)[0]

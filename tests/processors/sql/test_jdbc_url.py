@@ -53,4 +53,8 @@ def test_transit_uri_leaves_out_credentials_and_options() -> None:
     assert transit_uri("jdbc:postgresql://h:5432/db?password=x") == "jdbc:postgresql://h:5432/db"
     assert transit_uri("jdbc:sqlserver://h:1433;password=x") == "jdbc:sqlserver://h:1433"
     assert transit_uri("jdbc:sqlite:/tmp/x.db") == "jdbc:sqlite:/tmp/x.db"
+    assert (
+        transit_uri("jdbc:oracle:thin:scott/tiger@db:1521:orcl") == "jdbc:oracle:thin:@db:1521:orcl"
+    )
+    assert transit_uri("jdbc:mysql://u:pw@h:3306/db") == "jdbc:mysql://h:3306/db"
     assert transit_uri("postgresql+psycopg://u:pw@h/db") == "postgresql://h/db"
