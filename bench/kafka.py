@@ -58,7 +58,8 @@ measured in the same rounds:
   up``: a listing with every position at its log end (nothing to hand out: no probe, no topic
   ID asked, what a flow's idle listings cost); best of 10 calls a round, seconds.
 
-``--only consume`` runs the cases whose name holds the text (any case), for long runs;
+``--only consume`` runs the cases whose name holds the text (any case; several texts
+comma-separated, ``--only 'produce,publish'``), for long runs;
 ``--only listing`` runs the listing alone.
 """
 
@@ -406,7 +407,9 @@ def main() -> None:
     parser.add_argument("--messages", type=int, default=50_000)
     parser.add_argument("--size", type=int, default=100)
     parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--only", default="", help="run only the cases whose name holds this")
+    parser.add_argument(
+        "--only", default="", help="run only the cases whose name holds this (or any of a,b)"
+    )
     args = parser.parse_args()
     cluster = MockCluster()
     boot, n, size = cluster.bootstrap, args.messages, args.size
@@ -440,7 +443,7 @@ def main() -> None:
                 )
             cases["JSON reader+writer alone"] = lambda: _reader_writer(n, size)
             for name, case in cases.items():
-                if args.only.lower() not in name.lower():
+                if not any(part in name.lower() for part in args.only.lower().split(",")):
                     continue
                 gc.collect()  # each case starts without the last one's garbage
                 rates.setdefault(name, []).append(n / case())

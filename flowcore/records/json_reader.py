@@ -242,7 +242,22 @@ def _non_numeric(token: str) -> Any:
 #: Nineteen digits in a row: a number orjson may read as a float where it does not fit 64 bits
 #: (``18446744073709551616``, ``-9223372036854775809``), which the standard library's scanner
 #: keeps exact (a BIGINT): text holding one skips orjson (a string of digits only costs speed).
-_LONG_NUMBER = re.compile(r"\d{19}")
+_LONG_NUMBER = re.compile(r"[0-9]{19}")
+#: Bytes as digits or not, for :func:`_long_number` over a whole buffer.
+_DIGITS = bytes(48 if 48 <= b <= 57 else 32 for b in range(256))
+
+
+def _long_number(text: str) -> bool:
+    """Whether *text* holds nineteen ASCII digits in a row (:data:`_LONG_NUMBER`).
+
+    A buffer of JSON lines is checked by mapping every byte to digit or not and finding the
+    run, ten times the regex's speed (its search tries each digit as a start); a short text
+    by the regex. JSON numbers are ASCII, so other scripts' digits never matter.
+    """
+    if len(text) < 4096:
+        return _LONG_NUMBER.search(text) is not None
+    return text.encode("utf-8", "surrogatepass").translate(_DIGITS).find(b"0" * 19) >= 0
+
 
 #: The longest line the orjson fast paths take (longer records go to the scanner).
 _LINE_LIMIT = 1 << 16
@@ -317,7 +332,7 @@ class _Cursor:
             line = self.buf[self.pos : end].rstrip(_JSON_WS)  # JSON's whitespace, no other
             if line.endswith(","):  # an array's record per line
                 line = line[:-1]
-            if not _LONG_NUMBER.search(line):
+            if not _long_number(line):
                 try:
                     value = orjson.loads(line)
                 except orjson.JSONDecodeError:
@@ -366,7 +381,7 @@ class _Cursor:
                     if not body.endswith(","):
                         break
                     body = body[:-1]
-                if _LONG_NUMBER.search(body):
+                if _long_number(body):
                     break
                 try:
                     out.append(orjson.loads(body))
@@ -389,7 +404,7 @@ class _Cursor:
         if last < 0:
             return None
         text = self.buf[start:last]
-        if _LONG_NUMBER.search(text):
+        if _long_number(text):
             return None
         lines = text.split("\n")
         if max(map(len, lines)) >= _LINE_LIMIT:  # as find() bounds a line in whole_lines

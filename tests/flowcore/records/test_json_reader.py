@@ -19,6 +19,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowcore.errors import ConfigurationError, RecordError
+from flowcore.records import json_reader
 from flowcore.records import schema as s
 from flowcore.records.json_reader import JsonReaderOptions, _Cursor, json_records, read_json
 from flowcore.records.json_writer import write_json
@@ -534,3 +535,20 @@ def test_the_reader_accepts_exactly_what_strict_json_accepts(text: str, chunk_si
     except RecordError:
         got = None
     assert got == _strict_records(text)
+
+
+@given(
+    st.lists(st.sampled_from(["1", "12345678", "x", '"', "\n", "é", "٣", " "]), max_size=3000),
+    st.integers(0, 30),
+)
+@settings(max_examples=60, deadline=None)
+def test_the_long_number_check_finds_nineteen_ascii_digits_in_short_and_long_text(
+    pieces: list[str], digits: int
+) -> None:
+    """The buffer-wide check (bytes mapped to digit or not) answers as the regex does on
+    short text: nineteen ASCII digits in a row, wherever the text is cut."""
+    text = "".join(pieces) + "7" * digits + "".join(pieces[:50])
+    long = text * (4096 // max(len(text), 1) + 1)  # past the regex's length: the byte map
+    for checked in (text, long):
+        expected = re.search(r"[0-9]{19}", checked) is not None
+        assert json_reader._long_number(checked) == expected
