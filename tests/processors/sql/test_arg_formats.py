@@ -28,13 +28,13 @@ _NAMED = [
         "TIMESTAMP",
         "2002-03-04T05:06:07-05:00",
         "ISO_OFFSET_DATE_TIME",
-        dt.datetime(2002, 3, 4, 5, 6, 7),
+        dt.datetime(2002, 3, 4, 10, 6, 7),
     ),
     (
         "TIMESTAMP",
         "2002-03-04T05:06:07+01:00[Europe/Paris]",
         "ISO_ZONED_DATE_TIME",
-        dt.datetime(2002, 3, 4, 5, 6, 7),
+        dt.datetime(2002, 3, 4, 4, 6, 7),
     ),
     (
         "TIMESTAMP",
@@ -61,9 +61,71 @@ _NAMED = [
 
 @pytest.mark.parametrize(("kind", "text", "fmt", "expected"), _NAMED)
 def test_named_formats_and_patterns(kind: str, text: str, fmt: str, expected: object) -> None:
-    """java.time's predefined formatters and patterns give the local value (offset dropped,
-    sub-microsecond fractions rounded)."""
+    """java.time's predefined formatters and patterns give the value (sub-microsecond
+    fractions rounded)."""
     assert temporal_value(kind, text, fmt) == expected
+
+
+_OFFSETS = [
+    ("DATE", "2020-01-01+02:00", "ISO_OFFSET_DATE", dt.date(2020, 1, 1)),
+    ("DATE", "2020-01-01-05:00", "ISO_DATE", dt.date(2020, 1, 1)),
+    ("DATE", "20200101+0200", "BASIC_ISO_DATE", dt.date(2020, 1, 1)),
+    ("DATE", "2020-001+02:00", "ISO_ORDINAL_DATE", dt.date(2020, 1, 1)),
+    ("DATE", "2020-W01-3+02:00", "ISO_WEEK_DATE", dt.date(2020, 1, 1)),
+    ("DATE", "2020-01-01T00:30:00+02:00", "ISO_OFFSET_DATE_TIME", dt.date(2020, 1, 1)),
+    ("DATE", "2020-01-01 00:30 +0200", "yyyy-MM-dd HH:mm Z", dt.date(2020, 1, 1)),
+    ("DATE", "2020-01-01 23:30 -05:00", "yyyy-MM-dd HH:mm XXX", dt.date(2020, 1, 1)),
+    ("TIME", "10:00+02:00", "ISO_OFFSET_TIME", dt.time(10)),
+    ("TIME", "10:00:00-05:00", "ISO_TIME", dt.time(10)),
+    ("TIME", "10:00 +0200", "HH:mm Z", dt.time(10)),
+    ("TIME", "10:00 +02:00", "HH:mm XXX", dt.time(10)),
+    ("TIME", "2020-01-01T10:00:00+02:00", "ISO_OFFSET_DATE_TIME", dt.time(10)),
+    ("TIMESTAMP", "2020-01-01T10:00:00+02:00", "ISO_OFFSET_DATE_TIME", dt.datetime(2020, 1, 1, 8)),
+    ("TIMESTAMP", "2020-01-01T01:00:00+02:00", "ISO_DATE_TIME", dt.datetime(2019, 12, 31, 23)),
+    (
+        "TIMESTAMP",
+        "2020-01-01T10:00:00-05:00[America/New_York]",
+        "ISO_ZONED_DATE_TIME",
+        dt.datetime(2020, 1, 1, 15),
+    ),
+    (
+        "TIMESTAMP",
+        "Wed, 1 Jan 2020 10:00:00 +0200",
+        "RFC_1123_DATE_TIME",
+        dt.datetime(2020, 1, 1, 8),
+    ),
+    (
+        "TIMESTAMP",
+        "2020-01-01 00:30 +0200",
+        "yyyy-MM-dd HH:mm Z",
+        dt.datetime(2019, 12, 31, 22, 30),
+    ),
+    ("TIMESTAMP", "2020-01-01 10:00 -05:00", "yyyy-MM-dd HH:mm XXX", dt.datetime(2020, 1, 1, 15)),
+    ("TIMESTAMP", "2020-01-01 10:00 Z", "yyyy-MM-dd HH:mm X", dt.datetime(2020, 1, 1, 10)),
+    ("TIMESTAMP", "2020-01-01 10:00", "yyyy-MM-dd HH:mm", dt.datetime(2020, 1, 1, 10)),
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "fmt", "expected"), _OFFSETS)
+def test_offsets_applied_to_timestamps_dropped_from_dates_and_times(
+    kind: str, text: str, fmt: str, expected: object
+) -> None:
+    """As NiFi: TIMESTAMP is Instant.from (offset applied, UTC), DATE/TIME keep local fields."""
+    assert temporal_value(kind, text, fmt) == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("TIMESTAMP", "2020-01-01T10:00:00+02:00"),
+        ("TIMESTAMP", "2020-01-01 10:00:00Z"),
+        ("TIME", "10:00:00+02:00"),
+    ],
+)
+def test_offsets_without_a_format_are_refused(kind: str, text: str) -> None:
+    """Without a format NiFi's SimpleDateFormat refuses an offset: no tz-aware value."""
+    with pytest.raises(ValueError, match="has an offset"):
+        temporal_value(kind, text, "")
 
 
 @pytest.mark.parametrize(
