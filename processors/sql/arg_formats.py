@@ -18,15 +18,26 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import decimal
 import email.utils
 import re
 
 from flowcore.errors import ConfigurationError
 from flowcore.records.formats import pattern
 
-__all__ = ["binary_value", "temporal_value"]
+__all__ = ["binary_value", "number_value", "temporal_value"]
 
 _LONG = re.compile(r"-?\d{1,19}")
+#: Java's ``Double.parseDouble``/``Float.parseFloat`` (decimal forms; no ``_``, no ``inf``):
+#: control characters and spaces around, a type suffix allowed.
+_JAVA_DOUBLE = re.compile(
+    r"[\x00-\x20]*(?P<number>[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)"
+    r"(?:[eE][+-]?[0-9]+)?))[fFdD]?[\x00-\x20]*"
+)
+#: ``new BigDecimal(text)``: a sign, digits with a point, an exponent; nothing else.
+_BIG_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: Java's basic Base64 decoder: the alphabet, the padding optional but right when present.
+_JAVA_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?")
 _DATE = r"(?P<date>\d{4}-\d{2}-\d{2})"
 _TIME = r"(?P<time>\d{2}:\d{2}(?::\d{2}(?:\.(?P<fraction>\d{1,9}))?)?)"
 _OFFSET = r"(?P<offset>Z|[+-]\d{2}:\d{2}(?::\d{2})?)"
@@ -75,6 +86,27 @@ def temporal_value(kind: str, text: str, fmt: str) -> dt.date | dt.time | dt.dat
     return dt.datetime.combine(date, dt.time()) + _since_midnight(time) - offset
 
 
+def number_value(kind: str, text: str) -> float | decimal.Decimal:
+    """The FLOAT/REAL/DOUBLE or NUMERIC/DECIMAL (*kind*) *text* gives, as Java parses it.
+
+    Python's own parsers take more than Java's (``1_000``, ``inf``, a DECIMAL ``NaN``): what
+    NiFi refuses is refused here too, rather than written.
+
+    Raises:
+        ValueError: *text* is no number of *kind* in Java's syntax.
+    """
+    if kind in ("NUMERIC", "DECIMAL"):
+        if _BIG_DECIMAL.fullmatch(text) is None:
+            msg = f"{text!r} is not a {kind} (digits, a point and an exponent: BigDecimal's form)"
+            raise ValueError(msg)
+        return decimal.Decimal(text)
+    match = _JAVA_DOUBLE.fullmatch(text)
+    if match is None:
+        msg = f"For input string: {text!r} (not a {kind} in Java's syntax)"
+        raise ValueError(msg)
+    return float(match["number"])
+
+
 def binary_value(text: str, fmt: str) -> bytes:
     """The bytes *text* gives in *fmt*: ``ascii`` (also ''), ``hex`` or ``base64``.
 
@@ -89,6 +121,12 @@ def binary_value(text: str, fmt: str) -> bytes:
             raise ValueError(msg)
         return bytes.fromhex(text)
     if fmt == "base64":
+        if _JAVA_BASE64.fullmatch(text) is None:
+            msg = (
+                f"Base64 decoding failed: {text!r} is not Base64 (the alphabet A-Z a-z 0-9 + /, "
+                "whole 4-character units or a 2-3 character end, padded right or not at all)"
+            )
+            raise ValueError(msg)
         try:  # Java's basic decoder: the alphabet only, the padding optional
             return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
         except binascii.Error as error:

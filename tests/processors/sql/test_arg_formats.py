@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import decimal
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors.sql.arg_formats import binary_value, temporal_value
+from processors.sql.arg_formats import binary_value, number_value, temporal_value
 
 _NAMED = [
     ("DATE", "2002-03-04", "ISO_LOCAL_DATE", dt.date(2002, 3, 4)),
@@ -188,3 +189,48 @@ def test_ascii_and_bad_binary_formats() -> None:
     ]:
         with pytest.raises(ValueError, match=reason):
             binary_value(text, fmt)
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "expected"),
+    [
+        ("DOUBLE", "1.5", 1.5),
+        ("DOUBLE", " -2e3 ", -2000.0),
+        ("FLOAT", "1.5f", 1.5),
+        ("REAL", ".5D", 0.5),
+        ("DOUBLE", "Infinity", float("inf")),
+        ("DECIMAL", "1.50", decimal.Decimal("1.50")),
+        ("NUMERIC", "-1E+3", decimal.Decimal("-1E+3")),
+    ],
+)
+def test_numbers_in_javas_syntax(kind: str, text: str, expected: object) -> None:
+    """Double.parseDouble / new BigDecimal forms are taken (a suffix, spaces for doubles)."""
+    assert number_value(kind, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("FLOAT", "1_0"),
+        ("DOUBLE", "inf"),
+        ("DOUBLE", "nan"),
+        ("DOUBLE", "1,5"),
+        ("DECIMAL", "NaN"),
+        ("DECIMAL", "Infinity"),
+        ("DECIMAL", "1_000"),
+        ("NUMERIC", " 1"),
+        ("NUMERIC", "١٢"),  # Arabic-Indic digits: Python's Decimal takes them
+    ],
+)
+def test_numbers_java_refuses_are_refused(kind: str, text: str) -> None:
+    """What Python parses but Java does not (underscores, inf/nan, a DECIMAL NaN) is refused."""
+    with pytest.raises(ValueError, match=repr(text)):
+        number_value(kind, text)
+
+
+@pytest.mark.parametrize("text", ["YQ=", "YQ===", "Y", "YQ==YQ==", "YWJj=", "Y Q=="])
+def test_base64_padding_as_javas_basic_decoder(text: str) -> None:
+    """Wrong padding, a lone last character, data after padding: Java's decoder refuses."""
+    with pytest.raises(ValueError, match="Base64 decoding failed"):
+        binary_value(text, "base64")
+    assert binary_value("YQ", "base64") == binary_value("YQ==", "base64") == b"a"
