@@ -221,18 +221,24 @@ class TableSchemas:
 
 
 def _reflect(connection: Any, schema: str | None, table: str, *, quoted: bool) -> Any:
-    """*table* reflected: as given, then (not *quoted*) in the database's case.
+    """*table* reflected: *quoted*, as given; else as NiFi's unquoted SQL names it.
 
     SQLAlchemy takes an all-lower-case name as case-insensitive and each dialect folds it as
-    its database folds unquoted names (PostgreSQL lower, Oracle upper).
+    its database folds unquoted names (PostgreSQL lower, Oracle upper). Where the database
+    folds (PostgreSQL; Oracle and DB2, SQLAlchemy's ``requires_name_normalize``) the folded
+    name comes first: with both ``"Persons"`` and ``persons`` in PostgreSQL, an unquoted
+    ``Persons`` is ``persons``. Elsewhere (MySQL, SQLite, SQL Server do not fold) the name
+    as given comes first. The other spelling is the fallback.
     """
     import sqlalchemy as sa  # noqa: PLC0415
 
     tries = [(schema, table)]
     if not quoted:
         folded = (schema.lower() if schema else schema, table.lower())
+        dialect = connection.dialect
+        folds = dialect.name == "postgresql" or getattr(dialect, "requires_name_normalize", False)
         if folded != tries[0]:
-            tries.append(folded)
+            tries.insert(0 if folds else 1, folded)
     for name_schema, name in tries:
         try:
             return sa.Table(name, sa.MetaData(), schema=name_schema, autoload_with=connection)

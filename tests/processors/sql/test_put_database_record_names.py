@@ -299,3 +299,23 @@ def test_keys_go_to_the_exact_column(postgres, statement_type) -> None:
     runner.assert_all_flowfiles_transferred("success", 1)
     expected = [(1, "CHANGED"), (2, "b")] if statement_type == "UPDATE" else [(2, "b")]
     assert postgres.execute("select id, name from persons order by id") == expected
+
+
+def test_unquoted_table_name_folds_before_an_exact_twin(postgres) -> None:
+    """With both "Persons" and persons in PostgreSQL, Table Name Persons unquoted writes to
+    persons (NiFi's unquoted SQL folds it); Quote Table Identifiers writes to "Persons"."""
+    pg_persons(postgres, "id integer primary key, name varchar(100)")
+    postgres.execute('drop table if exists "Persons"')
+    postgres.execute('create table "Persons" (id integer primary key, name varchar(100))')
+    for index, quoted in enumerate(["false", "true"]):
+        runner = put_runner(
+            postgres.jdbc_url,
+            user="postgres",
+            **{"Table Name": "Persons", "Quote Table Identifiers": quoted},
+        )
+        runner.enqueue(b'[{"id": %d, "name": "rec"}]' % index)
+        runner.run()
+        runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select id from persons") == [(0,)]
+    assert postgres.execute('select id from "Persons"') == [(1,)]
+    postgres.execute('drop table "Persons"')
