@@ -5,8 +5,11 @@ milliseconds (``-?\\d{1,19}``) or their text form; with one, the text is parsed 
 ``java.time.DateTimeFormatter``: a predefined one by name (``ISO_LOCAL_DATE``,
 ``ISO_LOCAL_DATE_TIME``, ``BASIC_ISO_DATE``, ...) or a pattern (``yyyyMMdd``, ``HHmmssSSS``).
 BINARY, VARBINARY and LONGVARBINARY take ``ascii`` (the default), ``hex`` or ``base64``.
-Epoch milliseconds are taken in UTC (flowcore's zone; NiFi's is the JVM's), and an offset in
-the text is dropped, as java.time's Local* types drop it. Fractions of a second past the
+Epoch milliseconds are taken in UTC (flowcore's zone; NiFi's is the JVM's). With a format, an
+offset in the text is dropped for DATE and TIME (NiFi's ``LocalDate.parse``/``LocalTime.parse``
+keep the local fields) and applied for TIMESTAMP (NiFi's ``Instant.from``: the moment, in UTC);
+a TIMESTAMP format without an offset is taken as UTC (NiFi refuses it). Without a format an
+offset is refused, as NiFi's ``SimpleDateFormat`` refuses it. Fractions of a second past the
 microsecond Python holds are rounded to it, as PostgreSQL rounds them.
 """
 
@@ -15,18 +18,29 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import decimal
 import email.utils
 import re
 
 from flowcore.errors import ConfigurationError
 from flowcore.records.formats import pattern
 
-__all__ = ["binary_value", "temporal_value"]
+__all__ = ["binary_value", "number_value", "temporal_value"]
 
 _LONG = re.compile(r"-?\d{1,19}")
+#: Java's ``Double.parseDouble``/``Float.parseFloat`` (decimal forms; no ``_``, no ``inf``):
+#: control characters and spaces around, a type suffix allowed.
+_JAVA_DOUBLE = re.compile(
+    r"[\x00-\x20]*(?P<number>[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)"
+    r"(?:[eE][+-]?[0-9]+)?))[fFdD]?[\x00-\x20]*"
+)
+#: ``new BigDecimal(text)``: a sign, digits with a point, an exponent; nothing else.
+_BIG_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+#: Java's basic Base64 decoder: the alphabet, the padding optional but right when present.
+_JAVA_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}(?:==)?|[A-Za-z0-9+/]{3}=?)?")
 _DATE = r"(?P<date>\d{4}-\d{2}-\d{2})"
 _TIME = r"(?P<time>\d{2}:\d{2}(?::\d{2}(?:\.(?P<fraction>\d{1,9}))?)?)"
-_OFFSET = r"(?:Z|[+-]\d{2}:\d{2}(?::\d{2})?)"
+_OFFSET = r"(?P<offset>Z|[+-]\d{2}:\d{2}(?::\d{2})?)"
 _ZONE = r"(?:\[[^\]]+\])"
 
 #: java.time's predefined formatters (DateTimeFormatter.ISO_*), as regexes of their text.
@@ -41,7 +55,7 @@ _NAMED = {
     "ISO_OFFSET_DATE_TIME": f"{_DATE}T{_TIME}{_OFFSET}",
     "ISO_ZONED_DATE_TIME": f"{_DATE}T{_TIME}{_OFFSET}{_ZONE}?",
     "ISO_DATE_TIME": f"{_DATE}T{_TIME}(?:{_OFFSET}{_ZONE}?)?",
-    "BASIC_ISO_DATE": r"(?P<basic>\d{8})(?:Z|[+-]\d{4})?",
+    "BASIC_ISO_DATE": r"(?P<basic>\d{8})(?P<offset>Z|[+-]\d{4})?",
     "ISO_ORDINAL_DATE": rf"(?P<ordinal>\d{{4}}-\d{{3}}){_OFFSET}?",
     "ISO_WEEK_DATE": rf"(?P<week>\d{{4}}-W\d{{2}}-\d){_OFFSET}?",
 }
@@ -55,7 +69,7 @@ def temporal_value(kind: str, text: str, fmt: str) -> dt.date | dt.time | dt.dat
     """
     if not fmt:
         return _unformatted(kind, text)
-    date, time = _parse(text, fmt)
+    date, time, offset = _parse(text, fmt)
     if kind == "TIME":
         if time is None:
             msg = f"the format {fmt!r} gives no time of day"
@@ -69,7 +83,28 @@ def temporal_value(kind: str, text: str, fmt: str) -> dt.date | dt.time | dt.dat
     if time is None:
         msg = f"the format {fmt!r} gives no time of day"
         raise ValueError(msg)
-    return dt.datetime.combine(date, dt.time()) + _since_midnight(time)
+    return dt.datetime.combine(date, dt.time()) + _since_midnight(time) - offset
+
+
+def number_value(kind: str, text: str) -> float | decimal.Decimal:
+    """The FLOAT/REAL/DOUBLE or NUMERIC/DECIMAL (*kind*) *text* gives, as Java parses it.
+
+    Python's own parsers take more than Java's (``1_000``, ``inf``, a DECIMAL ``NaN``): what
+    NiFi refuses is refused here too, rather than written.
+
+    Raises:
+        ValueError: *text* is no number of *kind* in Java's syntax.
+    """
+    if kind in ("NUMERIC", "DECIMAL"):
+        if _BIG_DECIMAL.fullmatch(text) is None:
+            msg = f"{text!r} is not a {kind} (digits, a point and an exponent: BigDecimal's form)"
+            raise ValueError(msg)
+        return decimal.Decimal(text)
+    match = _JAVA_DOUBLE.fullmatch(text)
+    if match is None:
+        msg = f"For input string: {text!r} (not a {kind} in Java's syntax)"
+        raise ValueError(msg)
+    return float(match["number"])
 
 
 def binary_value(text: str, fmt: str) -> bytes:
@@ -86,6 +121,12 @@ def binary_value(text: str, fmt: str) -> bytes:
             raise ValueError(msg)
         return bytes.fromhex(text)
     if fmt == "base64":
+        if _JAVA_BASE64.fullmatch(text) is None:
+            msg = (
+                f"Base64 decoding failed: {text!r} is not Base64 (the alphabet A-Z a-z 0-9 + /, "
+                "whole 4-character units or a 2-3 character end, padded right or not at all)"
+            )
+            raise ValueError(msg)
         try:  # Java's basic decoder: the alphabet only, the padding optional
             return base64.b64decode(text + "=" * (-len(text) % 4), validate=True)
         except binascii.Error as error:
@@ -102,13 +143,21 @@ def _unformatted(kind: str, text: str) -> dt.date | dt.time | dt.datetime:
         return {"DATE": moment.date(), "TIME": moment.time()}.get(kind, moment)
     if kind == "DATE":
         return dt.date.fromisoformat(text)
-    if kind == "TIME":
-        return dt.time.fromisoformat(text)
-    return dt.datetime.fromisoformat(text)
+    value = dt.time.fromisoformat(text) if kind == "TIME" else dt.datetime.fromisoformat(text)
+    if value.tzinfo is not None:
+        msg = (
+            f"{text!r} has an offset, which a {kind} without a format does not take "
+            "(set sql.args.N.format, e.g. ISO_OFFSET_DATE_TIME)"
+        )
+        raise ValueError(msg)
+    return value
 
 
-def _parse(text: str, fmt: str) -> tuple[dt.date | None, dt.time | None]:
-    """The date and time of day *text* holds in *fmt* (a formatter's name or a pattern)."""
+def _parse(text: str, fmt: str) -> tuple[dt.date | None, dt.time | None, dt.timedelta]:
+    """The local date, local time of day and offset from UTC *text* holds in *fmt*.
+
+    *fmt* is a formatter's name or a pattern; the offset is zero when the text has none.
+    """
     if fmt == "ISO_INSTANT":
         msg = "ISO_INSTANT gives an instant, no local date or time (java.time refuses it too)"
         raise ValueError(msg)
@@ -118,7 +167,7 @@ def _parse(text: str, fmt: str) -> tuple[dt.date | None, dt.time | None]:
         except (TypeError, ValueError):
             msg = f"{text!r} is not an RFC 1123 date-time"
             raise ValueError(msg) from None
-        return moment.date(), moment.time()
+        return moment.date(), moment.time(), moment.utcoffset() or dt.timedelta()
     if fmt in _NAMED:
         return _named(text, fmt)
     try:
@@ -131,15 +180,31 @@ def _parse(text: str, fmt: str) -> tuple[dt.date | None, dt.time | None]:
         msg = f"{text!r} does not match the pattern {fmt!r}"
         raise ValueError(msg)
     fields = compiled.regex.groupindex
-    fraction = match.groupdict().get("S")
+    groups = match.groupdict()
+    fraction = groups.get("S")
     if fraction:
         moment = moment.replace(microsecond=0) + _fraction(fraction)
+    zone = next((groups[z] for z in "ZXxz" if groups.get(z)), None)
+    offset = _offset(zone)
+    moment += offset  # parse_datetime gives UTC: back to the text's local fields
     has_date = "y" in fields and ("D" in fields or ("M" in fields and "d" in fields))
     has_time = "H" in fields or "h" in fields
-    return (moment.date() if has_date else None), (moment.time() if has_time else None)
+    date = moment.date() if has_date else None
+    return date, (moment.time() if has_time else None), offset
 
 
-def _named(text: str, fmt: str) -> tuple[dt.date | None, dt.time | None]:
+def _offset(zone: str | None) -> dt.timedelta:
+    """The offset from UTC a zone's text gives (``Z``, ``UTC``, ``+02``, ``+0200``, ``-05:00``)."""
+    if not zone or zone.upper() in ("Z", "UTC", "GMT"):
+        return dt.timedelta()
+    sign = -1 if zone[0] == "-" else 1
+    digits = zone[1:].replace(":", "")
+    return sign * dt.timedelta(
+        hours=int(digits[:2]), minutes=int(digits[2:4] or 0), seconds=int(digits[4:6] or 0)
+    )
+
+
+def _named(text: str, fmt: str) -> tuple[dt.date | None, dt.time | None, dt.timedelta]:
     match = re.fullmatch(_NAMED[fmt], text)
     if match is None:
         msg = f"{text!r} is not in the form of {fmt}"
@@ -161,7 +226,7 @@ def _named(text: str, fmt: str) -> tuple[dt.date | None, dt.time | None]:
         time = whole
         if groups.get("fraction"):
             time = _add(whole, _fraction(groups["fraction"]))
-    return date, time
+    return date, time, _offset(groups.get("offset"))
 
 
 def _fraction(digits: str) -> dt.timedelta:

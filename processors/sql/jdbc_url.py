@@ -54,8 +54,9 @@ def _credentials(user: str | None, password: str | None) -> str:
 
 def _jdbc_subprotocol(url: str) -> str:
     if not url.startswith("jdbc:"):
+        shown = "***@" + url.rsplit("@", 1)[1] if "@" in url else url  # no user:password
         msg = (
-            f"Database Connection URL {url!r} is not a JDBC URL (jdbc:postgresql://host:port/db) "
+            f"Database Connection URL {shown!r} is not a JDBC URL (jdbc:postgresql://host:port/db) "
             "nor a SQLAlchemy URL (postgresql+psycopg://host/db)"
         )
         raise ConfigurationError(msg)
@@ -75,7 +76,7 @@ def sqlalchemy_url(url: str, user: str | None = None, password: str | None = Non
     protocol = _jdbc_subprotocol(url)
     if protocol not in DRIVERS:
         msg = (
-            f"Database Connection URL {url!r}: flowcore has no Python driver for JDBC "
+            f"Database Connection URL {transit_uri(url)!r}: flowcore has no Python driver for JDBC "
             f"'{protocol}'; it maps {', '.join(sorted(DRIVERS))} (or give a SQLAlchemy URL)"
         )
         raise ConfigurationError(msg)
@@ -87,7 +88,11 @@ def sqlalchemy_url(url: str, user: str | None = None, password: str | None = Non
     if protocol == "oracle":
         match = _ORACLE.match(url)
         if match is None:
-            msg = f"Database Connection URL {url!r}: expected jdbc:oracle:thin:@host:port/service"
+            msg = (
+                f"Database Connection URL {transit_uri(url)!r}: expected "
+                "jdbc:oracle:thin:@host:port/service (the user and password in Database User "
+                "and Password)"
+            )
             raise ConfigurationError(msg)
         port = f":{match['port']}" if match["port"] else ""
         name = match["name"] or ""
@@ -125,22 +130,44 @@ def check_driver(url: str) -> None:
             return
 
 
+#: Oracle's ``oracle:thin:user/password@`` (also ``oci``): the credentials before the ``@``.
+_ORACLE_CREDENTIALS = re.compile(r"^(oracle:[^:@/]+:)[^@]*@")
+#: MySQL's key-value hosts: ``(user=u)`` and ``(password=p)`` groups of ``address=(...)(...)``.
+_SECRET_GROUP = re.compile(r"\((?:user|password)=[^(),]*\)", re.IGNORECASE)
+#: ... and ``user=u``/``password=p`` entries of ``[(host=h,user=u,password=p)]``.
+_SECRET_ENTRY = re.compile(r"(?<=[(,])(?:user|password)=[^,()\]]*,?", re.IGNORECASE)
+#: SQL Server's (and DB2's) ``;key=value`` options: cut before looking for ``user:pw@``.
+_OPTIONS = re.compile(r";\w+=.*$")
+#: DB2's properties after the database: ``/db:user=u;password=p;``.
+_PROPERTIES_TAIL = re.compile(r":\w+=.*$")
+
+
 def transit_uri(url: str) -> str:
     """NiFi's provenance transit URI for a connection: ``jdbc:postgresql://host:port/db``.
 
     NiFi's SQL processors report the driver's ``DatabaseMetaData.getURL()``: the JDBC URL as
-    configured, ``jdbc:`` kept. Credentials and options (``?password=...``, ``;user=...``) are
-    left out here, so no secret reaches provenance; a SQLAlchemy URL loses its driver suffix.
+    configured, ``jdbc:`` kept. Credentials and options are left out here, so no secret
+    reaches provenance, bulletins or error messages (which show this form): ``user:pw@`` of
+    the authority, Oracle's ``user/password@``, ``?...`` and ``;...`` options, MySQL's
+    ``(user=...)(password=...)`` key-values, DB2's ``:user=...;password=...;`` tail. A
+    SQLAlchemy URL loses its driver suffix.
     """
     url = url.strip()
     prefix = ""
     if url.startswith("jdbc:"):
         prefix, url = "jdbc:", url[5:]
+    oracle = _ORACLE_CREDENTIALS.match(url)
+    if oracle is not None:
+        head = url.split("//", 1)[0]  # the credentials end at the last @ before any //
+        url = f"{oracle[1]}{url[head.rfind('@') :]}"
+    url = _SECRET_GROUP.sub("", url)
+    url = _SECRET_ENTRY.sub("", url).replace(",)", ")")
+    url = _OPTIONS.sub("", url)
     if "://" in url:
         scheme, rest = url.split("://", 1)
-        rest = rest.rsplit("@", 1)[-1].split("?", 1)[0].split(";", 1)[0]
-        return f"{prefix}{scheme.split('+', 1)[0]}://{rest}"
-    if "@" in url:  # Oracle's thin form, oracle:thin:user/password@host:port:sid
-        before, after = url.rsplit("@", 1)
-        url = f"{before[: before.rfind(':') + 1]}@{after}"
-    return prefix + url.split("?", 1)[0].split(";", 1)[0]
+        authority, path = re.match(r"([^/?]*)(.*)", rest).groups()  # type: ignore[union-attr]
+        authority = authority.rsplit("@", 1)[-1]
+        path = _PROPERTIES_TAIL.sub("", path.split("?", 1)[0].split(";", 1)[0])
+        return f"{prefix}{scheme.split('+', 1)[0]}://{authority}{path}"
+    subprotocol, colon, rest = url.split("?", 1)[0].split(";", 1)[0].partition(":")
+    return prefix + subprotocol + colon + _PROPERTIES_TAIL.sub("", rest)

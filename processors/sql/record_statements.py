@@ -134,6 +134,40 @@ def translator(context: ProcessContext) -> Callable[[str], str]:
     return functools.partial(translate, strategy=strategy, pattern=pattern)
 
 
+def _matcher(
+    normal: Callable[[str], str], columns: list[str], table: str
+) -> Callable[[str, str], str | None]:
+    """How a field or key name finds its column: exact, then ignoring case, then normalized.
+
+    NiFi keys its columns by normalized name, so of two columns that normalize alike
+    (``user_id`` and ``userid``) the last would take every field of either name: here the
+    column named exactly wins, then the one equal ignoring case, then the only one that
+    normalizes alike; several alike is an error naming them (never the wrong column).
+    """
+    by_normal: dict[str, list[str]] = {}
+    for column in columns:
+        by_normal.setdefault(normal(column), []).append(column)
+    exact = set(columns)
+
+    def match(name: str, what: str) -> str | None:
+        if name in exact:
+            return name
+        candidates = by_normal.get(normal(name), [])
+        same_case = [c for c in candidates if c.lower() == name.lower()]
+        for found in (same_case, candidates):
+            if len(found) == 1:
+                return found[0]
+            if len(found) > 1:
+                msg = (
+                    f"{what} '{name}' matches the columns {found} of the {table} table alike "
+                    "(Column Name Translation Strategy): name one of them exactly"
+                )
+                raise ProcessException(msg)
+        return None
+
+    return match
+
+
 class TableSchemas:
     """Reflected tables per enabling of a pool, bounded (NiFi's Table Schema Cache).
 
@@ -187,18 +221,24 @@ class TableSchemas:
 
 
 def _reflect(connection: Any, schema: str | None, table: str, *, quoted: bool) -> Any:
-    """*table* reflected: as given, then (not *quoted*) in the database's case.
+    """*table* reflected: *quoted*, as given; else as NiFi's unquoted SQL names it.
 
     SQLAlchemy takes an all-lower-case name as case-insensitive and each dialect folds it as
-    its database folds unquoted names (PostgreSQL lower, Oracle upper).
+    its database folds unquoted names (PostgreSQL lower, Oracle upper). Where the database
+    folds (PostgreSQL; Oracle and DB2, SQLAlchemy's ``requires_name_normalize``) the folded
+    name comes first: with both ``"Persons"`` and ``persons`` in PostgreSQL, an unquoted
+    ``Persons`` is ``persons``. Elsewhere (MySQL, SQLite, SQL Server do not fold) the name
+    as given comes first. The other spelling is the fallback.
     """
     import sqlalchemy as sa  # noqa: PLC0415
 
     tries = [(schema, table)]
     if not quoted:
         folded = (schema.lower() if schema else schema, table.lower())
+        dialect = connection.dialect
+        folds = dialect.name == "postgresql" or getattr(dialect, "requires_name_normalize", False)
         if folded != tries[0]:
-            tries.append(folded)
+            tries.insert(0 if folds else 1, folded)
     for name_schema, name in tries:
         try:
             return sa.Table(name, sa.MetaData(), schema=name_schema, autoload_with=connection)
@@ -281,12 +321,11 @@ class StatementPlan:
             ProcessException: a field no column takes (Fail on Unmatched Fields), a required
                 column no field gives (Fail on Unmatched Columns), no key to UPDATE by.
         """
-        normal = translator(context)
         columns = {c.name: c for c in table.columns}
-        lookup = {normal(n): n for n in columns}
+        match = _matcher(translator(context), list(columns), table.name)
         fields: dict[str, str] = {}
         for name in schema.names:
-            column = lookup.get(normal(name))
+            column = match(name, "field")
             if column is None:
                 if context.get_property(UNMATCHED_FIELD_BEHAVIOR).value == FAIL_UNMATCHED_FIELD:
                     msg = f"Cannot map field '{name}' to any column in the database"
@@ -322,9 +361,8 @@ class StatementPlan:
             if behavior == WARNING_UNMATCHED_COLUMN:
                 context.logger.warning(text)
         if keys_text:
-            keys = [
-                lookup.get(normal(k.strip()), k.strip()) for k in keys_text.split(",") if k.strip()
-            ]
+            what = "Delete Key" if statement_type == "DELETE" else "Update Key"
+            keys = [match(k.strip(), what) or k.strip() for k in keys_text.split(",") if k.strip()]
         elif statement_type == "DELETE":
             keys = []  # every field the record gives, NULL matching NULL (NiFi's)
         else:

@@ -14,7 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from flowcore.errors import FlowcoreError, ProcessException
-from processors.sql.arg_formats import binary_value, temporal_value
+from processors.sql.arg_formats import binary_value, number_value, temporal_value
 
 __all__ = [
     "JDBC_TYPES",
@@ -98,10 +98,8 @@ def bind_value(jdbc_type: int, text: str | None, fmt: str | None = None) -> Any:
         return text.lower() == "true"
     if name in _INTEGER_BITS:
         return _java_integer(text, _INTEGER_BITS[name])
-    if name in ("FLOAT", "REAL", "DOUBLE"):
-        return float(text)
-    if name in ("NUMERIC", "DECIMAL"):
-        return decimal.Decimal(text)
+    if name in ("FLOAT", "REAL", "DOUBLE", "NUMERIC", "DECIMAL"):
+        return number_value(name, text)
     if name in ("DATE", "TIME", "TIMESTAMP"):
         return temporal_value(name, text, fmt or "")
     if name in ("BINARY", "VARBINARY", "LONGVARBINARY"):

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import base64
 import datetime as dt
+import decimal
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from processors.sql.arg_formats import binary_value, temporal_value
+from processors.sql.arg_formats import binary_value, number_value, temporal_value
 
 _NAMED = [
     ("DATE", "2002-03-04", "ISO_LOCAL_DATE", dt.date(2002, 3, 4)),
@@ -28,13 +29,13 @@ _NAMED = [
         "TIMESTAMP",
         "2002-03-04T05:06:07-05:00",
         "ISO_OFFSET_DATE_TIME",
-        dt.datetime(2002, 3, 4, 5, 6, 7),
+        dt.datetime(2002, 3, 4, 10, 6, 7),
     ),
     (
         "TIMESTAMP",
         "2002-03-04T05:06:07+01:00[Europe/Paris]",
         "ISO_ZONED_DATE_TIME",
-        dt.datetime(2002, 3, 4, 5, 6, 7),
+        dt.datetime(2002, 3, 4, 4, 6, 7),
     ),
     (
         "TIMESTAMP",
@@ -61,9 +62,71 @@ _NAMED = [
 
 @pytest.mark.parametrize(("kind", "text", "fmt", "expected"), _NAMED)
 def test_named_formats_and_patterns(kind: str, text: str, fmt: str, expected: object) -> None:
-    """java.time's predefined formatters and patterns give the local value (offset dropped,
-    sub-microsecond fractions rounded)."""
+    """java.time's predefined formatters and patterns give the value (sub-microsecond
+    fractions rounded)."""
     assert temporal_value(kind, text, fmt) == expected
+
+
+_OFFSETS = [
+    ("DATE", "2020-01-01+02:00", "ISO_OFFSET_DATE", dt.date(2020, 1, 1)),
+    ("DATE", "2020-01-01-05:00", "ISO_DATE", dt.date(2020, 1, 1)),
+    ("DATE", "20200101+0200", "BASIC_ISO_DATE", dt.date(2020, 1, 1)),
+    ("DATE", "2020-001+02:00", "ISO_ORDINAL_DATE", dt.date(2020, 1, 1)),
+    ("DATE", "2020-W01-3+02:00", "ISO_WEEK_DATE", dt.date(2020, 1, 1)),
+    ("DATE", "2020-01-01T00:30:00+02:00", "ISO_OFFSET_DATE_TIME", dt.date(2020, 1, 1)),
+    ("DATE", "2020-01-01 00:30 +0200", "yyyy-MM-dd HH:mm Z", dt.date(2020, 1, 1)),
+    ("DATE", "2020-01-01 23:30 -05:00", "yyyy-MM-dd HH:mm XXX", dt.date(2020, 1, 1)),
+    ("TIME", "10:00+02:00", "ISO_OFFSET_TIME", dt.time(10)),
+    ("TIME", "10:00:00-05:00", "ISO_TIME", dt.time(10)),
+    ("TIME", "10:00 +0200", "HH:mm Z", dt.time(10)),
+    ("TIME", "10:00 +02:00", "HH:mm XXX", dt.time(10)),
+    ("TIME", "2020-01-01T10:00:00+02:00", "ISO_OFFSET_DATE_TIME", dt.time(10)),
+    ("TIMESTAMP", "2020-01-01T10:00:00+02:00", "ISO_OFFSET_DATE_TIME", dt.datetime(2020, 1, 1, 8)),
+    ("TIMESTAMP", "2020-01-01T01:00:00+02:00", "ISO_DATE_TIME", dt.datetime(2019, 12, 31, 23)),
+    (
+        "TIMESTAMP",
+        "2020-01-01T10:00:00-05:00[America/New_York]",
+        "ISO_ZONED_DATE_TIME",
+        dt.datetime(2020, 1, 1, 15),
+    ),
+    (
+        "TIMESTAMP",
+        "Wed, 1 Jan 2020 10:00:00 +0200",
+        "RFC_1123_DATE_TIME",
+        dt.datetime(2020, 1, 1, 8),
+    ),
+    (
+        "TIMESTAMP",
+        "2020-01-01 00:30 +0200",
+        "yyyy-MM-dd HH:mm Z",
+        dt.datetime(2019, 12, 31, 22, 30),
+    ),
+    ("TIMESTAMP", "2020-01-01 10:00 -05:00", "yyyy-MM-dd HH:mm XXX", dt.datetime(2020, 1, 1, 15)),
+    ("TIMESTAMP", "2020-01-01 10:00 Z", "yyyy-MM-dd HH:mm X", dt.datetime(2020, 1, 1, 10)),
+    ("TIMESTAMP", "2020-01-01 10:00", "yyyy-MM-dd HH:mm", dt.datetime(2020, 1, 1, 10)),
+]
+
+
+@pytest.mark.parametrize(("kind", "text", "fmt", "expected"), _OFFSETS)
+def test_offsets_applied_to_timestamps_dropped_from_dates_and_times(
+    kind: str, text: str, fmt: str, expected: object
+) -> None:
+    """As NiFi: TIMESTAMP is Instant.from (offset applied, UTC), DATE/TIME keep local fields."""
+    assert temporal_value(kind, text, fmt) == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("TIMESTAMP", "2020-01-01T10:00:00+02:00"),
+        ("TIMESTAMP", "2020-01-01 10:00:00Z"),
+        ("TIME", "10:00:00+02:00"),
+    ],
+)
+def test_offsets_without_a_format_are_refused(kind: str, text: str) -> None:
+    """Without a format NiFi's SimpleDateFormat refuses an offset: no tz-aware value."""
+    with pytest.raises(ValueError, match="has an offset"):
+        temporal_value(kind, text, "")
 
 
 @pytest.mark.parametrize(
@@ -126,3 +189,48 @@ def test_ascii_and_bad_binary_formats() -> None:
     ]:
         with pytest.raises(ValueError, match=reason):
             binary_value(text, fmt)
+
+
+@pytest.mark.parametrize(
+    ("kind", "text", "expected"),
+    [
+        ("DOUBLE", "1.5", 1.5),
+        ("DOUBLE", " -2e3 ", -2000.0),
+        ("FLOAT", "1.5f", 1.5),
+        ("REAL", ".5D", 0.5),
+        ("DOUBLE", "Infinity", float("inf")),
+        ("DECIMAL", "1.50", decimal.Decimal("1.50")),
+        ("NUMERIC", "-1E+3", decimal.Decimal("-1E+3")),
+    ],
+)
+def test_numbers_in_javas_syntax(kind: str, text: str, expected: object) -> None:
+    """Double.parseDouble / new BigDecimal forms are taken (a suffix, spaces for doubles)."""
+    assert number_value(kind, text) == expected
+
+
+@pytest.mark.parametrize(
+    ("kind", "text"),
+    [
+        ("FLOAT", "1_0"),
+        ("DOUBLE", "inf"),
+        ("DOUBLE", "nan"),
+        ("DOUBLE", "1,5"),
+        ("DECIMAL", "NaN"),
+        ("DECIMAL", "Infinity"),
+        ("DECIMAL", "1_000"),
+        ("NUMERIC", " 1"),
+        ("NUMERIC", "١٢"),  # Arabic-Indic digits: Python's Decimal takes them
+    ],
+)
+def test_numbers_java_refuses_are_refused(kind: str, text: str) -> None:
+    """What Python parses but Java does not (underscores, inf/nan, a DECIMAL NaN) is refused."""
+    with pytest.raises(ValueError, match=repr(text)):
+        number_value(kind, text)
+
+
+@pytest.mark.parametrize("text", ["YQ=", "YQ===", "Y", "YQ==YQ==", "YWJj=", "Y Q=="])
+def test_base64_padding_as_javas_basic_decoder(text: str) -> None:
+    """Wrong padding, a lone last character, data after padding: Java's decoder refuses."""
+    with pytest.raises(ValueError, match="Base64 decoding failed"):
+        binary_value(text, "base64")
+    assert binary_value("YQ", "base64") == binary_value("YQ==", "base64") == b"a"

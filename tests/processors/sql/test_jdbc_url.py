@@ -58,3 +58,47 @@ def test_transit_uri_leaves_out_credentials_and_options() -> None:
     )
     assert transit_uri("jdbc:mysql://u:pw@h:3306/db") == "jdbc:mysql://h:3306/db"
     assert transit_uri("postgresql+psycopg://u:pw@h/db") == "postgresql://h/db"
+
+
+@pytest.mark.parametrize(
+    ("url", "expected"),
+    [
+        (
+            "jdbc:oracle:thin:scott/tiger@ldap://ldap.example.com:389/orcl,cn=OracleContext",
+            "jdbc:oracle:thin:@ldap://ldap.example.com:389/orcl,cn=OracleContext",
+        ),
+        ("jdbc:oracle:thin:scott/ti@ger@//db:1521/svc", "jdbc:oracle:thin:@//db:1521/svc"),
+        ("jdbc:oracle:oci:scott/tiger@db:1521:orcl", "jdbc:oracle:oci:@db:1521:orcl"),
+        (
+            "jdbc:mysql://address=(host=h)(user=u)(password=tiger)/db",
+            "jdbc:mysql://address=(host=h)/db",
+        ),
+        ("jdbc:mysql://[(host=h,user=u,password=tiger)]/db", "jdbc:mysql://[(host=h)]/db"),
+        ("jdbc:mysql://[(USER=u,host=h,Password=tiger)]/db", "jdbc:mysql://[(host=h)]/db"),
+        ("jdbc:db2://h:50000/db:user=u;password=tiger;", "jdbc:db2://h:50000/db"),
+        ("jdbc:db2:sample:user=u;password=tiger;", "jdbc:db2:sample"),
+        ("jdbc:sqlserver://h:1433;password=ti@ger", "jdbc:sqlserver://h:1433"),
+        ("jdbc:postgresql://u:ti;ger@h:5432/db", "jdbc:postgresql://h:5432/db"),
+        ("jdbc:mysql://h/db?x=a@b&password=tiger", "jdbc:mysql://h/db"),
+    ],
+)
+def test_transit_uri_leaves_out_every_credential_form(url: str, expected: str) -> None:
+    """Oracle's user/password@ (before its ://), MySQL's key-value hosts, DB2's property tail,
+    options holding '@': no user or password reaches provenance."""
+    assert transit_uri(url) == expected
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "jdbc:oracle:thin:scott/tiger@db:1521:orcl",
+        "jdbc:db2://h:50000/db:user=scott;password=tiger;",
+        "jdbc:sybase:Tds:h:5000?USER=scott&PASSWORD=tiger",
+        "scott:tiger@h:5432",
+    ],
+)
+def test_url_errors_do_not_echo_the_password(url: str) -> None:
+    """A URL sqlalchemy_url refuses is named in its redacted form (bulletins show it)."""
+    with pytest.raises(ConfigurationError) as error:
+        sqlalchemy_url(url)
+    assert "tiger" not in str(error.value)

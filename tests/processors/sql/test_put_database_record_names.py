@@ -244,3 +244,78 @@ def test_insert_long_var_binary_column(postgres) -> None:
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     assert postgres.execute("select * from persons order by id") == [(1, b"abc"), (2, b"def")]
+
+
+_TWINS = "id integer primary key, user_id integer, userid integer, name text"
+
+
+def test_exact_column_name_wins_over_a_normalized_twin(postgres) -> None:
+    """Columns user_id and userid normalize alike: each field goes to the column named
+    exactly (NiFi's normalized map let the last column take both)."""
+    runner = pg_persons(postgres, _TWINS)
+    runner.enqueue(b'[{"id": 1, "user_id": 5}, {"id": 2, "userid": 6}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select id, user_id, userid from persons order by id") == [
+        (1, 5, None),
+        (2, None, 6),
+    ]
+
+
+def test_ambiguous_normalized_field_fails_naming_the_columns(postgres) -> None:
+    """A field matching two columns only once normalized (PATTERN removing digits: a1, a2)
+    fails naming both; the exact names still go to their own columns."""
+    props = {
+        "Column Name Translation Strategy": "PATTERN",
+        "Column Name Translation Pattern": "\\d",
+    }
+    runner = pg_persons(postgres, "id integer primary key, a1 integer, a2 integer", **props)
+    runner.enqueue(b'[{"id": 1, "a1": 5, "a2": 6}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select id, a1, a2 from persons") == [(1, 5, 6)]
+    runner.clear_transfer_state()
+    runner.enqueue(b'[{"id": 2, "a3": 7}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert "field 'a3' matches the columns ['a1', 'a2']" in _error(runner)
+    assert postgres.execute("select count(*) from persons") == [(1,)]
+
+
+@pytest.mark.parametrize("statement_type", ["UPDATE", "DELETE"])
+def test_keys_go_to_the_exact_column(postgres, statement_type) -> None:
+    """Update Keys / Delete Keys user_id match rows by user_id, not by its twin userid."""
+    inserts = "insert into persons values (1, 10, 20, 'a'), (2, 20, 10, 'b')"
+    key_property = "Update Keys" if statement_type == "UPDATE" else "Delete Keys"
+    props = {
+        "Statement Type": statement_type,
+        key_property: "user_id",
+        "Unmatched Column Behavior": "Ignore Unmatched Columns",  # DELETE: id not given
+    }
+    runner = pg_persons(postgres, _TWINS, inserts, **props)
+    record = {"user_id": 10, "name": "CHANGED"} if statement_type == "UPDATE" else {"user_id": 10}
+    runner.enqueue(json.dumps([record]).encode())
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    expected = [(1, "CHANGED"), (2, "b")] if statement_type == "UPDATE" else [(2, "b")]
+    assert postgres.execute("select id, name from persons order by id") == expected
+
+
+def test_unquoted_table_name_folds_before_an_exact_twin(postgres) -> None:
+    """With both "Persons" and persons in PostgreSQL, Table Name Persons unquoted writes to
+    persons (NiFi's unquoted SQL folds it); Quote Table Identifiers writes to "Persons"."""
+    pg_persons(postgres, "id integer primary key, name varchar(100)")
+    postgres.execute('drop table if exists "Persons"')
+    postgres.execute('create table "Persons" (id integer primary key, name varchar(100))')
+    for index, quoted in enumerate(["false", "true"]):
+        runner = put_runner(
+            postgres.jdbc_url,
+            user="postgres",
+            **{"Table Name": "Persons", "Quote Table Identifiers": quoted},
+        )
+        runner.enqueue(b'[{"id": %d, "name": "rec"}]' % index)
+        runner.run()
+        runner.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select id from persons") == [(0,)]
+    assert postgres.execute('select id from "Persons"') == [(1,)]
+    postgres.execute('drop table "Persons"')
