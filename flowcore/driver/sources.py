@@ -311,9 +311,12 @@ class SourceLister:
         there); only the driver triggers it again, so its yield comes back in the task's
         result, and the source is listed no sooner than the yield asked.
         """
+        now = now_ms()
         for result in results:
             for component_id, until in result.yielded.items():
                 self.hold(component_id, until)
+            for component_id, left_ms in result.yielded_for.items():
+                self.hold(component_id, now + left_ms)  # a duration: the driver's clock
 
     def _resting(self, component_id: str) -> bool:
         """Whether source *component_id* yielded and its yield is not over yet."""

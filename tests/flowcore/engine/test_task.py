@@ -20,7 +20,7 @@ from flowcore.engine.task import (
 )
 from flowcore.engine.wire import TaskInput, TaskResult, TaskSpec
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
-from flowcore.processor_kinds import WorkItem
+from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.queues import park_queue_id
 from flowcore.session.external_files import fingerprint
 from flowcore.settings import Settings
@@ -413,3 +413,46 @@ def test_fan_out_of_an_updated_flowfile_records_nifis_events(repos: RepositorySe
     for event in events:
         assert dict(event.updated_attributes) == {"tagged": "yes"}
         assert "tagged" not in event.previous_attributes
+
+
+class DownQuery(SourceProcessor):
+    """A source whose read yields (ExecuteSQL without input, its database down); with
+    *until* set it asks for that time instead (``yield_until``)."""
+
+    until: int | None = None
+
+    def list_work(self, context, state):  # type: ignore[no-untyped-def]
+        return WorkListing([WorkItem("query")], state)
+
+    def read_work(self, context, session, item):  # type: ignore[no-untyped-def]
+        if self.until is None:
+            context.yield_()
+        else:
+            context.yield_until(self.until)
+
+
+def test_a_plain_yield_in_a_source_read_travels_as_a_duration(repos: RepositorySet) -> None:
+    """A source that yields while reading reports the ms of its Yield Duration left, not an
+    executor clock's time, so the driver's clock alone places the end of its yield."""
+    flow = Flow("f")
+    query = flow.add(DownQuery(), name="query", yield_duration="1 min")
+    flow.auto_terminate(query, "success")
+    result = _run(repos, flow, work=(("query", WorkItem("query")),))
+    assert result.yielded == {}
+    assert 0 < result.yielded_for["query"] <= 60_000
+
+
+class DownUntil(DownQuery):
+    """A source whose read asks not to be triggered before a time (in 2100)."""
+
+    until = 4_102_444_800_000
+
+
+def test_a_yield_until_in_a_source_read_keeps_its_time(repos: RepositorySet) -> None:
+    """A source that asked not to be triggered before a time reports that time as asked."""
+    flow = Flow("f")
+    query = flow.add(DownUntil(), name="query")
+    flow.auto_terminate(query, "success")
+    result = _run(repos, flow, work=(("query", WorkItem("query")),))
+    assert result.yielded == {"query": 4_102_444_800_000}
+    assert result.yielded_for == {}
