@@ -433,6 +433,7 @@ class _Task:
                 with running(member), self.clock.timing(member.plan.component_id):
                     if member.plan.kind is ProcessorKind.SOURCE:
                         member.read_work(work.get(member.plan.component_id, ()))
+                        self._hand_back_penalized(member)
                         if member.pending or member.pending_batches:
                             # come back on a self-loop: ExecuteSQL, a source when its only
                             # connections in loop back to it, takes them one per trigger
@@ -453,6 +454,26 @@ class _Task:
                     member.bulletin(f"stopping failed: {type(error).__name__}: {error}")
             self.content.close()
         return self._finish()
+
+    @staticmethod
+    def _hand_back_penalized(member: TaskMember) -> None:
+        """Hand a source member's penalized input back before it drains: it drains takeable ones.
+
+        ExecuteSQL fed only by self-loops runs its query as a source when ``session.get()``
+        gives nothing; triggered on penalized FlowFiles alone it would run a query the driver
+        never listed. With only takeable FlowFiles pending, each trigger of the drain gets one
+        (what it routes back round the loop goes to its queue, not to ``pending``).
+        """
+        now = now_ms()
+        if all(q.flowfile.penalty_expiration <= now for q in member.pending):
+            return
+        queued = list(member.pending)
+        member.pending.clear()
+        for each in queued:
+            if each.flowfile.penalty_expiration > now:
+                member.returned.append(member.waiting(each, now))
+            else:
+                member.pending.append(each)
 
     def _note_yield(self, member: TaskMember) -> None:
         """Keep, for the driver, how long a source that yielded while reading asked to rest.
