@@ -149,6 +149,14 @@ def run_here(
                 highlight=False,
                 soft_wrap=True,
             )
+    for name, why in result.yielded.items():
+        if not args.continuous:
+            errors.print(
+                f"stuck: {name} stopped listing: {why}",
+                markup=False,
+                highlight=False,
+                soft_wrap=True,
+            )
     for line in result.failure_lines():
         errors.print(f"failed: {line}", markup=False, highlight=False, soft_wrap=True)
     return status

@@ -624,6 +624,7 @@ class Controller:
             bulletins=self._bulletins,
             unscheduled=self._unscheduled,
             sources_unscheduled=self.sources.unscheduled,
+            sources_yielded=self.sources.yielded,
             described=self.jobs.described,
             label=self._label,
             name_of=self._component_name,

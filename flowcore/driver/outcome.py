@@ -43,6 +43,8 @@ class RunRecord:
         bulletins: every bulletin of the run (the driver's and the tasks').
         unscheduled: component id -> why its ``on_scheduled`` raised in tasks.
         sources_unscheduled: component id -> why the driver could not schedule a source.
+        sources_yielded: component id -> why a batch run stopped listing a source that was
+            not exhausted (its listing kept yielding with nothing listed).
         described: what the runner did for each stage's last run, by stage id.
         label: a queue's name for people (its connection described).
         name_of: a component's name from its id.
@@ -61,6 +63,7 @@ class RunRecord:
     bulletins: Sequence[Bulletin]
     unscheduled: Mapping[str, str]
     sources_unscheduled: Mapping[str, str]
+    sources_yielded: Mapping[str, str]
     described: Mapping[str, str]
     label: Callable[[str], str]
     name_of: Callable[[str], str]
@@ -124,6 +127,7 @@ def run_result(
             for c, why in {**record.unscheduled, **record.sources_unscheduled}.items()
             if c not in readers  # a stuck queue's reason names it already
         },
+        yielded={record.name_of(c): why for c, why in record.sources_yielded.items()},
         plan=explain_run(record.compiled, runner.name, record.settings, record.described),
         sinks={k: dict(v) for k, v in sinks.items()},
         master=runner.master,

@@ -327,6 +327,9 @@ class RunResult:
         bulletins: processor errors of this run.
         unscheduled: per component name, why its ``on_scheduled`` raised, for processors that
             never ran and that no queue in *stuck* names (a source): the run could not finish.
+        yielded: per source name, why a batch run stopped listing a bounded source that was
+            not exhausted: its listing yielded with nothing listed time after time
+            (QueryDatabaseTable while its database is down). The run could not finish.
         disabled: per connection label in *queued*, the name of the disabled processor its
             FlowFiles wait for. That is what the flow says (NiFi's DISABLED state), not work
             the run failed to do: they are in *queued* but not in *stuck*.
@@ -369,6 +372,7 @@ class RunResult:
     sinks: dict[str, dict[str, str]] = attrs.field(factory=dict)
     stuck: dict[str, str] = attrs.field(factory=dict)
     unscheduled: dict[str, str] = attrs.field(factory=dict)
+    yielded: dict[str, str] = attrs.field(factory=dict)
     master: str | None = None
     disabled: dict[str, str] = attrs.field(factory=dict)
     dead_ends: dict[str, str] = attrs.field(factory=dict)
@@ -390,7 +394,7 @@ class RunResult:
         connection, and every processor ran.
         """
         waiting = set(self.disabled) | set(self.dead_ends)
-        return set(self.queued) <= waiting and not self.unscheduled
+        return set(self.queued) <= waiting and not self.unscheduled and not self.yielded
 
     def waiting_for_disabled(self) -> dict[str, tuple[int, int]]:
         """Per disabled processor name, the FlowFiles and bytes queued for it."""
@@ -458,6 +462,7 @@ class RunResult:
             f"  {name} never ran: it could not be scheduled: {why}"
             for name, why in self.unscheduled.items()
         )
+        lines.extend(f"  {name} stopped listing: {why}" for name, why in self.yielded.items())
         lines.extend(f"  failed: {line}" for line in self.failure_lines())
         if self.pending_after_commit:
             lines.append(

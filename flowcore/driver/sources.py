@@ -29,13 +29,19 @@ from flowcore.settings import Settings
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.records import Bulletin
 
-__all__ = ["MAX_SOURCE_TRIGGERS", "SourceLister"]
+__all__ = ["MAX_SOURCE_TRIGGERS", "MAX_YIELDED_EMPTY_LISTINGS", "SourceLister"]
 
 log = logging.getLogger(__name__)
 
 #: Triggers of a source in one micro-batch, at most, when filling it; past them a source that
 #: fills micro-batches (GetFile) only hands out what it has already listed.
 MAX_SOURCE_TRIGGERS = 64
+
+#: A bounded source whose listing yielded with nothing listed this many times in a row ends
+#: its part of a batch run: it is not exhausted (its database may be down), so the run reports
+#: it (``RunResult.yielded``) rather than end as finished having read nothing, and it does not
+#: wait for ever either. Each of those listings waits out the source's Yield Duration first.
+MAX_YIELDED_EMPTY_LISTINGS = 10
 
 
 class SourceLister:
@@ -77,6 +83,9 @@ class SourceLister:
         self._schedule_at: dict[str, int] = {}  # source id -> when to schedule it again (ms)
         self._triggers: Counter[str] = Counter()
         self._exhausted: set[str] = set()
+        self._yielded_empty: Counter[str] = Counter()  # consecutive yielded empty listings
+        #: source id -> why a batch run stopped listing a source that was not exhausted
+        self.yielded: dict[str, str] = {}
         # (source, item key) whose read failed in this run: a batch run lists them no more
         # (they stay unmarked, for the next run), so a file that cannot be read cannot
         # keep a batch run going for ever.
@@ -162,7 +171,7 @@ class SourceLister:
                 if not self.active(member, continuous) or self._resting(member.component_id):
                     break  # a source that yielded is not triggered again until its yield ends
                 with redacting(self._secrets(member)):
-                    listing = self._list(member, state)
+                    listing, yielded = self._list(member, state)
                 self._triggers[member.component_id] += 1
                 triggers += 1
                 state = listing.state
@@ -172,8 +181,12 @@ class SourceLister:
                     items = tuple(i for i in items if i not in failed)
                     state = processor.requeue_work(state, failed, committed)
                 if not items:
-                    self._exhausted.add(member.component_id)
+                    if not yielded or continuous:
+                        self._exhausted.add(member.component_id)
+                    else:
+                        self._yielded_nothing(member)
                     break
+                self._yielded_empty.pop(member.component_id, None)
                 work.extend((member.component_id, item) for item in items)
                 for item in items:
                     made = None if made is None or item.flowfiles is None else made + item.flowfiles
@@ -242,8 +255,27 @@ class SourceLister:
         self.unscheduled.pop(cid, None)
         return True
 
-    def _list(self, member: MemberPlan, state: Mapping[str, str]) -> WorkListing:
-        """One trigger of *member*'s listing; a yield there holds its next trigger back.
+    def _yielded_nothing(self, member: MemberPlan) -> None:
+        """*member*'s listing yielded with nothing listed: it rests, it is not exhausted.
+
+        QueryDatabaseTable yields so while its database is down; a batch run that took that
+        for the end of its table would finish having read nothing. It lists again after its
+        yield, and after :data:`MAX_YIELDED_EMPTY_LISTINGS` such listings in a row the run
+        stops listing it and reports it (``RunResult.yielded``): the run did not finish.
+        """
+        cid = member.component_id
+        self._yielded_empty[cid] += 1
+        if self._yielded_empty[cid] < MAX_YIELDED_EMPTY_LISTINGS:
+            return
+        self._exhausted.add(cid)
+        self.yielded[cid] = (
+            f"its listing yielded with nothing listed {MAX_YIELDED_EMPTY_LISTINGS} times in a "
+            "row (see the bulletins): it was not exhausted; fix what it reads and run again"
+        )
+        log.warning("%s '%s': %s", member.type_name, member.name, self.yielded[cid])
+
+    def _list(self, member: MemberPlan, state: Mapping[str, str]) -> tuple[WorkListing, bool]:
+        """One trigger of *member*'s listing, and whether it yielded; a yield holds it back.
 
         NiFi does not trigger a processor that called ``yield`` again for its Yield Duration
         (QueryDatabaseTable while its database is down): the items it listed still go on.
@@ -253,13 +285,14 @@ class SourceLister:
         context = self._context_of(member)
         context.yielded, context.held_until = False, None
         listing = processor.list_work(context, state)
-        if context.yielded:
+        yielded = context.yielded
+        if yielded:
             until = context.held_until
             self.hold(
                 member.component_id, now_ms() + self._yield_ms(member) if until is None else until
             )
             context.yielded, context.held_until = False, None
-        return listing
+        return listing, yielded
 
     def _yield_ms(self, member: MemberPlan) -> int:
         """*member*'s Yield Duration in ms: its own, else the engine's."""
@@ -278,9 +311,12 @@ class SourceLister:
         there); only the driver triggers it again, so its yield comes back in the task's
         result, and the source is listed no sooner than the yield asked.
         """
+        now = now_ms()
         for result in results:
             for component_id, until in result.yielded.items():
                 self.hold(component_id, until)
+            for component_id, left_ms in result.yielded_for.items():
+                self.hold(component_id, now + left_ms)  # a duration: the driver's clock
 
     def _resting(self, component_id: str) -> bool:
         """Whether source *component_id* yielded and its yield is not over yet."""

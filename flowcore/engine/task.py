@@ -15,7 +15,9 @@ from __future__ import annotations
 import gc
 import itertools
 import logging
+import math
 import os
+import time
 import uuid
 import zlib
 from collections.abc import Sequence
@@ -125,7 +127,10 @@ class _Task:
         self._reached: dict[str, frozenset[str]] = {}  # see _downstream
         self.bulletins: list[Bulletin] = []
         self.unread: list[tuple[str, str]] = []  # (source component, work item key) not read
-        self.yielded: dict[str, int] = {}  # source component -> until when it yielded (ms)
+        #: source component -> until when it asked to rest (epoch ms): ``yield_until`` only
+        self.yielded: dict[str, int] = {}
+        #: source component -> when its plain yield ends, on this process's monotonic clock
+        self._yield_ends: dict[str, float] = {}
         # What the task's committed input is (see flowcore.session._uuids): derived uuids
         # are the same when a replay reads the same segments, and new on any other input.
         segments = sorted(segment_id for _, segment_id in spec.input.segments)
@@ -428,6 +433,7 @@ class _Task:
                 with running(member), self.clock.timing(member.plan.component_id):
                     if member.plan.kind is ProcessorKind.SOURCE:
                         member.read_work(work.get(member.plan.component_id, ()))
+                        self._hand_back_penalized(member)
                         if member.pending or member.pending_batches:
                             # come back on a self-loop: ExecuteSQL, a source when its only
                             # connections in loop back to it, takes them one per trigger
@@ -449,19 +455,43 @@ class _Task:
             self.content.close()
         return self._finish()
 
+    @staticmethod
+    def _hand_back_penalized(member: TaskMember) -> None:
+        """Hand a source member's penalized input back before it drains: it drains takeable ones.
+
+        ExecuteSQL fed only by self-loops runs its query as a source when ``session.get()``
+        gives nothing; triggered on penalized FlowFiles alone it would run a query the driver
+        never listed. With only takeable FlowFiles pending, each trigger of the drain gets one
+        (what it routes back round the loop goes to its queue, not to ``pending``).
+        """
+        now = now_ms()
+        if all(q.flowfile.penalty_expiration <= now for q in member.pending):
+            return
+        queued = list(member.pending)
+        member.pending.clear()
+        for each in queued:
+            if each.flowfile.penalty_expiration > now:
+                member.returned.append(member.waiting(each, now))
+            else:
+                member.pending.append(each)
+
     def _note_yield(self, member: TaskMember) -> None:
-        """Keep, for the driver, until when a source that yielded while reading asked to rest.
+        """Keep, for the driver, how long a source that yielded while reading asked to rest.
 
         Its listing runs on the driver, which alone can hold its next trigger back: its
-        ``yield_until`` time, else now plus its Yield Duration.
+        ``yield_until`` time as asked (an absolute time), else its Yield Duration, which
+        travels as the milliseconds left of it when the task ends (``yielded_for``), so that
+        an executor's clock running ahead of the driver's cannot stretch it.
         """
         context = member.context
         if not context.yielded:
             return
+        component_id = member.plan.component_id
         until = context.held_until
         if until is None:
-            until = now_ms() + member.yield_ms
-        component_id = member.plan.component_id
+            ends = time.monotonic() + member.yield_ms / 1000
+            self._yield_ends[component_id] = max(ends, self._yield_ends.get(component_id, 0.0))
+            return
         self.yielded[component_id] = max(until, self.yielded.get(component_id, 0))
 
     def _skip_unscheduled(
@@ -605,6 +635,10 @@ class _Task:
                 if m.unscheduled is not None
             },
             yielded=dict(self.yielded),
+            yielded_for={
+                c: max(0, math.ceil((ends - time.monotonic()) * 1000))
+                for c, ends in self._yield_ends.items()
+            },
         )
 
 

@@ -161,9 +161,13 @@ class TaskResult:
             the driver puts them back in the listing state before committing it.
         unscheduled: per component id, why its ``on_scheduled`` raised (its input went back
             to its queue, to wait the administrative yield).
-        yielded: per source component id that yielded while reading its work (ExecuteSQL
-            without input whose query failed), until when (epoch ms) it asked not to be
-            triggered: the driver lists it no sooner, as NiFi schedules it no sooner.
+        yielded: per source component id that asked, while reading its work, not to be
+            triggered before a time (``yield_until``), that time (epoch ms): the driver lists
+            it no sooner, as NiFi schedules it no sooner.
+        yielded_for: per source component id that yielded while reading its work (ExecuteSQL
+            without input whose query failed), the ms of its Yield Duration left when the task
+            ended: a duration, not a time, so the executor's clock does not matter; the
+            driver lists it no sooner than that from when it has the result.
     """
 
     index: int
@@ -182,4 +186,5 @@ class TaskResult:
     unread: tuple[tuple[str, str], ...] = ()
     unscheduled: Mapping[str, str] = attrs.field(factory=dict)
     yielded: Mapping[str, int] = attrs.field(factory=dict)
+    yielded_for: Mapping[str, int] = attrs.field(factory=dict)
     nanos: Mapping[str, int] = attrs.field(factory=dict)

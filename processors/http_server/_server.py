@@ -31,6 +31,7 @@ from processors.http_server._deadline import (
     HEAD_DEADLINE_S,
     MIN_BODY_RATE,
     DeadlineReader,
+    drain,
 )
 from processors.http_server._inbox import SERVICE_UNAVAILABLE, Held, Inbox
 from processors.http_server._received import ACCEPT_HEADERS, Refused, received
@@ -185,8 +186,9 @@ class BoundedHeadersHandler(BaseHTTPRequestHandler):
         """One request, its head and body read within their deadlines, else 408 and closed.
 
         The standard handler closes the connection on a timeout; a client that had begun its
-        request (or its body) is told why first, as Jetty answers 408. A connection idle
-        between requests is closed without a word, as before.
+        request (or its body) is told why first, as Jetty answers 408, and what it still
+        sends is drained briefly before the close, so that it reads the 408 rather than a
+        reset. A connection idle between requests is closed without a word, as before.
         """
         self.deadlines.head(self.head_deadline_s)
         # what a 408 needs should the request line not come whole (parse_request sets them)
@@ -203,6 +205,8 @@ class BoundedHeadersHandler(BaseHTTPRequestHandler):
         if late.started or late.phase == "body":
             with contextlib.suppress(OSError):  # it may have gone: nothing more to tell it
                 self.send_error(408, "Request Timeout")
+                self.wfile.flush()
+                drain(self.connection)
 
     def parse_request(self) -> bool:
         """The request line and headers, refused (431, or 414) past Request Header Maximum Size.

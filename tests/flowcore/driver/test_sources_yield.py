@@ -13,6 +13,8 @@ import pytest
 from flowcore.builder import Flow
 from flowcore.clock import now_ms
 from flowcore.driver.controller import run_flow
+from flowcore.driver.run_result import RunResult
+from flowcore.driver.sources import MAX_YIELDED_EMPTY_LISTINGS
 from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.settings import Settings
 
@@ -87,3 +89,53 @@ def test_a_batch_run_ends_at_once_when_a_yielding_source_has_no_triggers_left(
     """With one trigger (the default) the batch run does not wait out an hour's yield: it
     returns (its return is the check), having triggered the source once."""
     assert len(_run(tmp_path, "read", "1 hour")) == 1
+
+
+class FlakyTable(SourceProcessor):
+    """A bounded source (QueryDatabaseTable) whose listing yields with nothing listed while its
+    database is down: for its first *down* listings, then it lists one item once."""
+
+    down: ClassVar[int] = 1
+    listings: ClassVar[int] = 0
+
+    def list_work(self, context, state):  # type: ignore[no-untyped-def]
+        FlakyTable.listings += 1
+        if FlakyTable.listings <= self.down:
+            context.yield_()
+            return WorkListing((), state)
+        if state.get("done"):
+            return WorkListing((), state)
+        return WorkListing([WorkItem("rows")], {"done": "1"})
+
+    def read_work(self, context, session, item):  # type: ignore[no-untyped-def]
+        session.transfer(session.create(), "success")
+
+
+def _run_flaky(tmp_path: Path, down: int) -> RunResult:
+    FlakyTable.down, FlakyTable.listings = down, 0
+    flow = Flow("flaky")
+    table = flow.add(FlakyTable(), name="table", yield_duration="1 ms")
+    flow.auto_terminate(table, "success")
+    settings = Settings(sync=False, parallelism=1, poll_interval="0 sec")
+    return run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+
+
+def test_a_bounded_source_that_yielded_nothing_is_not_exhausted(tmp_path: Path) -> None:
+    """A bounded source whose first listing yields with nothing listed lists again after its
+    yield and reads its rows: the batch run does not end at once as finished."""
+    result = _run_flaky(tmp_path, down=1)
+    assert result.transfers["table"]["success"][0] == 1
+    assert result.finished
+    assert not result.yielded
+
+
+def test_a_bounded_source_that_keeps_yielding_nothing_ends_the_run_unfinished(
+    tmp_path: Path,
+) -> None:
+    """After MAX_YIELDED_EMPTY_LISTINGS yielded empty listings in a row the batch run ends,
+    not finished, naming the source as yielded, not exhausted, in its result and summary."""
+    result = _run_flaky(tmp_path, down=10**6)
+    assert FlakyTable.listings == MAX_YIELDED_EMPTY_LISTINGS
+    assert not result.finished
+    assert "yielded with nothing listed" in result.yielded["table"]
+    assert "table stopped listing: its listing yielded" in result.summary()

@@ -11,6 +11,7 @@ from pathlib import Path
 import attrs
 import pytest
 
+import flowcore.engine.task as task_module
 from flowcore import Flow, Prioritizer, Processor, Relationship
 from flowcore.compiler.stages import compile_flow
 from flowcore.engine.task import (
@@ -20,9 +21,11 @@ from flowcore.engine.task import (
 )
 from flowcore.engine.wire import TaskInput, TaskResult, TaskSpec
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
-from flowcore.processor_kinds import WorkItem
+from flowcore.processor import InputRequirement
+from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.queues import park_queue_id
 from flowcore.session.external_files import fingerprint
+from flowcore.session.host import QueuedFlowFile
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, PutFile, SplitText, UpdateAttribute
 from repositories import effects
@@ -413,3 +416,122 @@ def test_fan_out_of_an_updated_flowfile_records_nifis_events(repos: RepositorySe
     for event in events:
         assert dict(event.updated_attributes) == {"tagged": "yes"}
         assert "tagged" not in event.previous_attributes
+
+
+class DownQuery(SourceProcessor):
+    """A source whose read yields (ExecuteSQL without input, its database down); with
+    *until* set it asks for that time instead (``yield_until``)."""
+
+    until: int | None = None
+
+    def list_work(self, context, state):  # type: ignore[no-untyped-def]
+        return WorkListing([WorkItem("query")], state)
+
+    def read_work(self, context, session, item):  # type: ignore[no-untyped-def]
+        if self.until is None:
+            context.yield_()
+        else:
+            context.yield_until(self.until)
+
+
+def test_a_plain_yield_in_a_source_read_travels_as_a_duration(repos: RepositorySet) -> None:
+    """A source that yields while reading reports the ms of its Yield Duration left, not an
+    executor clock's time, so the driver's clock alone places the end of its yield."""
+    flow = Flow("f")
+    query = flow.add(DownQuery(), name="query", yield_duration="1 min")
+    flow.auto_terminate(query, "success")
+    result = _run(repos, flow, work=(("query", WorkItem("query")),))
+    assert result.yielded == {}
+    assert 0 < result.yielded_for["query"] <= 60_000
+
+
+class DownUntil(DownQuery):
+    """A source whose read asks not to be triggered before a time (in 2100)."""
+
+    until = 4_102_444_800_000
+
+
+def test_a_yield_until_in_a_source_read_keeps_its_time(repos: RepositorySet) -> None:
+    """A source that asked not to be triggered before a time reports that time as asked."""
+    flow = Flow("f")
+    query = flow.add(DownUntil(), name="query")
+    flow.auto_terminate(query, "success")
+    result = _run(repos, flow, work=(("query", WorkItem("query")),))
+    assert result.yielded == {"query": 4_102_444_800_000}
+    assert result.yielded_for == {}
+
+
+class LoopedQuery(SourceProcessor):
+    """ExecuteSQL's trigger: with its only input a self-loop and nothing taken, it runs as a
+    source (counted in *source_runs*); a FlowFile taken goes back round the loop penalized,
+    with a penalized clone, so its queue holds only penalized FlowFiles after it."""
+
+    input_requirement = InputRequirement.INPUT_ALLOWED
+    fed_by_self_loops = False
+    unbounded = True
+    relationships = (Relationship("success", "the result"), Relationship("failure", "retried"))
+    source_runs = 0
+
+    def on_trigger(self, context, session):  # type: ignore[no-untyped-def]
+        flowfile = session.get()
+        if flowfile is not None:
+            flowfile = session.penalize(flowfile)
+            clone = session.penalize(session.clone(flowfile))
+            session.transfer(flowfile, "failure")
+            session.transfer(clone, "failure")
+            return
+        if context.has_non_loop_connection():
+            return
+        LoopedQuery.source_runs += 1
+        super().on_trigger(context, session)
+
+    def list_work(self, context, state):  # type: ignore[no-untyped-def]
+        return WorkListing([WorkItem("query")], state)
+
+    def read_work(self, context, session, item):  # type: ignore[no-untyped-def]
+        session.transfer(session.create(), "success")
+
+
+@pytest.mark.parametrize("durable", [False, True])
+def test_a_source_draining_only_penalized_flowfiles_runs_no_unlisted_source_run(
+    repos: RepositorySet, durable: bool
+) -> None:
+    """A source fed by a self-loop whose queued FlowFiles are all penalized (as its trigger
+    left them, or as they were queued) is not triggered on them: no source run that the
+    driver did not list happens in the task, and they wait in their queue."""
+    flow = Flow("f")
+    query = flow.add(LoopedQuery(), name="query")
+    loop = flow.connect(query, query, "failure", durable=durable)
+    flow.auto_terminate(query, "success")
+    LoopedQuery.source_runs = 0
+    later = time.time_ns() // 1_000_000 + 60_000
+    queued = _flowfile(102).replace(penalty_expiration=later)
+    result = _run(repos, flow, records=((loop.id, _flowfile(101)), (loop.id, queued)))
+    assert LoopedQuery.source_runs == 0
+    assert "success" not in result.transfers.get("query", {})
+    assert len(_outputs(repos, result, loop.id)) == 3
+
+
+def test_a_source_handed_penalized_input_is_not_triggered_on_it(
+    repos: RepositorySet, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Should penalized FlowFiles reach a self-loop-fed source's pending input (admission
+    hands them back today; this puts one there after it), the task hands them back before
+    the drain: no trigger finds nothing to take and runs an unlisted source run."""
+    flow = Flow("f")
+    query = flow.add(LoopedQuery(), name="query")
+    loop = flow.connect(query, query, "failure", durable=True)
+    flow.auto_terminate(query, "success")
+    later = time.time_ns() // 1_000_000 + 60_000
+    penalized = QueuedFlowFile(_flowfile(101).replace(penalty_expiration=later), loop.id)
+    read_input = task_module._Task._read_input
+
+    def read_then_penalized(task: task_module._Task) -> None:
+        read_input(task)
+        task.members["query"].pending.append(penalized)
+
+    monkeypatch.setattr(task_module._Task, "_read_input", read_then_penalized)
+    LoopedQuery.source_runs = 0
+    result = _run(repos, flow)
+    assert LoopedQuery.source_runs == 0
+    assert [f.id for f in _outputs(repos, result, loop.id)] == [101]

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import select
 import socket
+import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
+from processors.http_server import _request_server as request_server
 from processors.http_server._inbox import Inbox
 from processors.http_server._request_server import ContainerQueue, RequestConfig, RequestServer
 from processors.http_server._server import BoundedHeadersHandler, ListenerConfig, ListenerServer
@@ -94,9 +96,74 @@ def test_listen_http_cuts_a_trickled_head_too(tight: None) -> None:
 
 
 def test_an_idle_keep_alive_connection_is_closed_without_an_answer(
-    tight: None, one_thread: int
+    tight: None, monkeypatch: pytest.MonkeyPatch, one_thread: int
 ) -> None:
-    """A connection that began no request is closed at the head's deadline, with no 408 (a
+    """A connection that began no request is closed at the idle timeout, with no 408 (a
     client would take it as the answer to a request it sends at that moment)."""
+    monkeypatch.setattr(request_server._Handler, "timeout", 0.4)
     with socket.create_connection(("127.0.0.1", one_thread), timeout=10) as connection:
         assert connection.recv(4096) == b""
+
+
+def _answer(connection: socket.socket) -> bytes:
+    """The status line of the next answer on *connection* (its body read too); b"" if closed."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        if not (part := connection.recv(4096)):
+            return b""
+        data += part
+    head, _, body = data.partition(b"\r\n\r\n")
+    lines = head.split(b"\r\n")
+    length = next(
+        int(v) for n, _, v in (x.partition(b":") for x in lines) if n.lower() == b"content-length"
+    )
+    while len(body) < length:
+        body += connection.recv(4096)
+    return lines[0]
+
+
+def test_idle_time_before_a_request_does_not_count_against_its_head(tight: None) -> None:
+    """A keep-alive connection idle past the head's 0.4 s deadline, whose next request then
+    comes promptly in two parts, has that request answered, not cut with 408: the head's
+    deadline starts at its first byte, the wait before it is under the idle timeout."""
+    inbox = Inbox(8)
+    config = ListenerConfig(base_path="contentListener", max_body=1024, wait_s=1)
+    server = ListenerServer("127.0.0.1", 0, config, inbox)
+    request = b"GET /contentListener/healthcheck HTTP/1.1\r\nHost: x\r\n\r\n"
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as connection:
+            connection.sendall(request)
+            first = _answer(connection)
+            time.sleep(0.5)  # idle past the head's deadline
+            connection.sendall(request[:20])
+            time.sleep(0.1)
+            connection.sendall(request[20:])
+            second = _answer(connection)
+    finally:
+        inbox.close()
+        server.close()
+    assert first.startswith(b"HTTP/1.1 200 ")
+    assert second.startswith(b"HTTP/1.1 200 ")
+
+
+def test_a_client_still_sending_its_body_after_a_408_is_not_reset(tight: None) -> None:
+    """After a 408 the server drains what the client still sends before closing: a client
+    writing on (it has not read the answer yet) is not reset, and then reads the 408."""
+    inbox = Inbox(8)
+    config = ListenerConfig(base_path="contentListener", max_body=1 << 20, wait_s=1)
+    server = ListenerServer("127.0.0.1", 0, config, inbox)
+    head = b"POST /contentListener HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n"
+    try:
+        with socket.create_connection(("127.0.0.1", server.port), timeout=10) as connection:
+            connection.sendall(head)
+            select.select([connection], [], [], 10)  # the 408, at the body's deadline
+            for _ in range(5):  # the client writes on before it reads
+                connection.sendall(b"b" * 1000)
+                time.sleep(0.01)
+            reply = b""
+            while part := connection.recv(4096):
+                reply += part
+    finally:
+        inbox.close()
+        server.close()
+    assert reply.startswith(b"HTTP/1.1 408 ")
