@@ -27,7 +27,8 @@ and those of the services it names) before any handler or filter sees it: a log 
 traceback and the stack of each record it makes, when the thread's context has secrets set by
 :func:`running` (a member's task) or :func:`redacting` (the driver listing for a processor).
 The secrets live in a context variable, so a thread running another processor, or none,
-sees its own; a thread a processor starts itself does not inherit them.
+sees its own; a thread a processor starts itself has them when it runs a callable wrapped by
+:func:`~flowcore.process_context.carry_context` (its records make no bulletins).
 """
 
 from __future__ import annotations
@@ -44,6 +45,7 @@ from typing import Protocol
 import attrs
 
 from flowcore.parameters import MIN_MASKED_LENGTH, redact
+from flowcore.process_context import leave_behind
 
 __all__ = [
     "BULLETIN_LEVEL",
@@ -156,6 +158,7 @@ class _Made:
 _RUNNING: contextvars.ContextVar[_Bulletins | None] = contextvars.ContextVar(
     "flowcore_running_member", default=None
 )
+leave_behind(_RUNNING, None)  # a processor's own thread logs its secrets masked, no bulletins
 _MADE: weakref.WeakKeyDictionary[_Bulletins, _Made] = weakref.WeakKeyDictionary()
 #: (logger, reason) of the records this process wrote to stderr (see the module docstring).
 _WRITTEN: set[tuple[str, str]] = set()
