@@ -266,14 +266,22 @@ def _mask(record: logging.LogRecord, secrets: list[str]) -> None:
     if record.exc_info and record.exc_info[0] is not None:
         text = record.exc_text or _FORMATTER.formatException(record.exc_info)
         record.exc_text = redact(text, secrets)
-        said = f"{text}\n{record.exc_info[1]}"
-        if redact(said, secrets) != said:
+        said = f"{text}\n{_said(record.exc_info[1])}"
+        if redact(said, secrets) != said:  # a handler reading the exception would show it
             record.exc_info = None
     elif record.exc_text:
         record.exc_text = redact(record.exc_text, secrets)
     if record.stack_info:
         record.stack_info = redact(record.stack_info, secrets)
     record.__dict__ = _MaskedExtra(record.__dict__, secrets)
+
+
+def _said(error: BaseException | None) -> str:
+    """What a handler reading *error* itself may show of it: its text and its arguments."""
+    try:
+        return f"{error}\n{error!r}"
+    except Exception:  # an exception that cannot say itself shows nothing of that kind
+        return ""
 
 
 class _MaskedExtra(dict):  # type: ignore[type-arg]

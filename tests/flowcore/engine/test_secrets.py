@@ -390,3 +390,24 @@ def test_extra_fields_lose_the_secrets(kept: tuple[logging.Logger, _Kept]) -> No
     assert record.__dict__["port"] == 5432
     assert OWN not in pickle.dumps(record.__dict__).decode("latin-1")
     assert type(pickle.loads(pickle.dumps(record.__dict__))) is dict
+
+
+def test_an_exception_holding_a_secret_only_in_its_arguments_loses_exc_info(
+    kept: tuple[logging.Logger, _Kept],
+) -> None:
+    """A handler reading the exception (its args, as Sentry does) must not find the secret the
+    formatted traceback does not show."""
+
+    class Quiet(Exception):
+        def __str__(self) -> str:
+            return "login refused"
+
+    log, handler = kept
+    with redacting(lambda: [OWN]):
+        try:
+            raise Quiet(OWN)
+        except Quiet:
+            log.exception("failed")
+    (record,) = handler.records
+    assert record.exc_info is None
+    assert "login refused" in (record.exc_text or "")
