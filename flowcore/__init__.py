@@ -39,7 +39,7 @@ from flowcore.errors import (
 )
 from flowcore.expression import Expression, compile_expression
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
+from flowcore.process_context import ProcessContext, carry_context
 from flowcore.processor import InputRequirement, Processor
 from flowcore.processor_kinds import (
     BinningProcessor,
@@ -118,6 +118,7 @@ __all__ = [
     "WorkItem",
     "WorkListing",
     "__version__",
+    "carry_context",
     "compile_expression",
     "register_spark_sources",
 ]

@@ -58,6 +58,8 @@ MASK = "********"
 MIN_MASKED_LENGTH = 4
 #: NiFi's parameter names: letters, digits, spaces, ``-``, ``_`` and ``.``.
 _NAME = re.compile(r"[A-Za-z0-9 ._-]+")
+#: One reference and nothing else: the name's grammar, so ``#{user}hunter2}`` is not one.
+_SOLE_REFERENCE = re.compile(r"#\{" + _NAME.pattern + r"\}")
 
 
 def is_valid_name(name: str) -> bool:
@@ -668,7 +670,7 @@ def sole_reference(value: str) -> bool:
     flow file writes such a value, and leaves out any other, which would hold a secret in clear
     (``#{user}hunter2``).
     """
-    return value.startswith("#{") and value.endswith("}") and value.count("#{") == 1
+    return _SOLE_REFERENCE.fullmatch(value) is not None
 
 
 def secrets_of(values: Mapping[str, object]) -> list[str]:

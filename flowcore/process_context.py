@@ -7,9 +7,10 @@ it, never through the engine's own objects, so the same processor code runs ever
 
 from __future__ import annotations
 
+import contextvars
 import logging
 from collections.abc import Callable, Iterable, Mapping
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, ParamSpec, Protocol, TypeVar
 
 from flowcore.errors import ConfigurationError
 from flowcore.properties import PropertyDescriptor, PropertyValue
@@ -21,7 +22,18 @@ if TYPE_CHECKING:
     from flowcore.session.host import ComponentInfo, StateMap
     from flowcore.session.process_session import ProcessSession
 
-__all__ = ["CommittedContent", "ConfiguredProcessor", "ProcessContext"]
+__all__ = [
+    "CommittedContent",
+    "ConfiguredProcessor",
+    "ProcessContext",
+    "carry_context",
+    "leave_behind",
+]
+
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+#: What :func:`carry_context` resets in the threads it runs: (context variable, its default).
+_LEFT: list[tuple[contextvars.ContextVar[object], object]] = []
 
 
 class ConfiguredProcessor(Protocol):
@@ -256,3 +268,42 @@ class ProcessContext:
         seen, outcome = kept
         same = seen.content == flowfile.content and seen.attributes == flowfile.attributes
         return outcome if same else None
+
+
+# --- threads a processor starts ---------------------------------------------------------------
+
+
+def carry_context(fn: Callable[_P, _R]) -> Callable[_P, _R]:
+    """*fn*, to run in another thread in a copy of the context current now.
+
+    flowcore masks a processor's secrets in every log record made while it runs through
+    context variables, and a new thread starts with an empty context: a thread the processor
+    starts (a server's connection threads, a pool of calls) would log them in clear. Give the
+    thread or the pool the wrapped callable instead::
+
+        threading.Thread(target=carry_context(self._serve), daemon=True).start()
+        pool.submit(carry_context(call), request)
+
+    Each call runs in a copy of its own, so a pool's threads may run it at once (one context
+    cannot be entered by two threads). What belongs to one task only (the member a record
+    becomes a bulletin of, see :func:`leave_behind`) is left behind: a server's thread
+    outlives the task that started it.
+    """
+    captured = contextvars.copy_context()
+
+    def run(*args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return captured.copy().run(_left_behind, fn, *args, **kwargs)
+
+    run.__wrapped__ = fn  # type: ignore[attr-defined]
+    return run
+
+
+def leave_behind(variable: contextvars.ContextVar[_R], default: _R) -> None:
+    """Have :func:`carry_context` set *variable* to *default* in the threads it runs."""
+    _LEFT.append((variable, default))  # type: ignore[arg-type]
+
+
+def _left_behind(fn: Callable[_P, _R], *args: _P.args, **kwargs: _P.kwargs) -> _R:
+    for variable, default in _LEFT:
+        variable.set(default)
+    return fn(*args, **kwargs)

@@ -27,7 +27,14 @@ from flowcore.processor import InputRequirement
 from flowcore.service_order import service_cycles
 from flowcore.units import parse_data_size, parse_time_period
 
-__all__ = ["CHECKS", "FlowProblem", "problems_of", "short_secrets", "validate_flow"]
+__all__ = [
+    "CHECKS",
+    "FlowProblem",
+    "problems_of",
+    "short_secret_warnings",
+    "short_secrets",
+    "validate_flow",
+]
 
 log = logging.getLogger(__name__)
 #: The short-secret warnings this process logged (each is logged once, see validate_flow).
@@ -491,6 +498,20 @@ def short_secrets(flow: FlowDefinition) -> list[FlowProblem]:
             for prop in sorted(service.sensitive_names())
             if _short(configured.get(prop))
         )
+    return found
+
+
+def short_secret_warnings(flow: FlowDefinition) -> list[FlowProblem]:
+    """A valid *flow*'s :func:`short_secrets`, for a command to show its user (none if invalid).
+
+    A log line alone goes unseen when the application logs to a file; what this returns is not
+    logged again by :func:`validate_flow` in this process. An invalid flow has its problems to
+    show first (and a value may not resolve yet).
+    """
+    if problems_of(flow):
+        return []
+    found = short_secrets(flow)
+    _WARNED.update(str(w) for w in found)
     return found
 
 

@@ -30,6 +30,7 @@ from typing import IO
 import attrs
 import httpx
 
+from flowcore.process_context import carry_context
 from flowcore.ssl_context import StandardSSLContextService
 
 __all__ = ["Call", "ClientSettings", "Exchange", "HttpRuntime", "RequestBody", "perform"]
@@ -293,7 +294,7 @@ class HttpRuntime:
             done: Future[Exchange] = Future()
             done.set_result(perform(self.client, call))
             return done
-        return self._pool.submit(perform, self.client, call)
+        return self._pool.submit(carry_context(perform), self.client, call)  # secrets masked
 
     def close(self) -> None:
         """Wait for calls in flight, then close every pooled connection."""

@@ -23,6 +23,7 @@ from flowcore.errors import FlowcoreError
 from flowcore.flow import FlowDefinition
 from flowcore.parameters import layered, load_parameters
 from flowcore.settings import DEFAULT_REPOSITORY, Settings
+from flowcore.validation import short_secret_warnings
 
 __all__ = [
     "CLOSED_OUTPUT",
@@ -239,3 +240,12 @@ def apply_parameters(flow: FlowDefinition, args: argparse.Namespace) -> None:
     values = parse_pairs(args.parameter, "--parameter")
     from_env = parse_pairs(args.parameter_env, "--parameter-env")
     flow.parameters = layered(flow.parameters, file=file, values=values, from_env=from_env)
+
+
+def print_warnings(flow: FlowDefinition) -> None:
+    """Print one ``warning:`` line on stderr per secret too short to be masked in logs.
+
+    Call it once the command line's parameters are applied: they may set the secret.
+    """
+    for warning in short_secret_warnings(flow):
+        errors.print(f"warning: {warning}", markup=False, highlight=False, soft_wrap=True)

@@ -21,6 +21,7 @@ from flowcore.cli._common import (
     apply_parameters,
     errors,
     load_flow,
+    print_warnings,
     repository_of,
     settings_of,
     with_parameters,
@@ -77,6 +78,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     print_notes(flow)
     apply_parameters(flow, args)
     print_stopped(flow)
+    print_warnings(runnable(flow))  # secrets too short to be masked in logs
     repository = repository_of(args, args.flow)
     counts = flow_counts(flow, repository)
     if counts is None and args.repository:

@@ -17,6 +17,7 @@ from flowcore.cli._common import (
     errors,
     load_flow,
     parse_pairs,
+    print_warnings,
     repository_of,
     settings_of,
     with_parameters,
@@ -83,6 +84,7 @@ def run_here(
     print_notes(flow)
     apply_parameters(flow, args)
     invalid = print_stopped(flow)  # left stopped, as NiFi leaves them
+    print_warnings(runnable(flow))  # secrets too short to be masked in logs
     with ProgressDisplay(errors, flow.name, enabled=not args.json) as (report, stop):
 
         def stopped() -> bool:

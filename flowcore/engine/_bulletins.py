@@ -27,13 +27,15 @@ and those of the services it names) before any handler or filter sees it: a log 
 traceback and the stack of each record it makes, when the thread's context has secrets set by
 :func:`running` (a member's task) or :func:`redacting` (the driver listing for a processor).
 The secrets live in a context variable, so a thread running another processor, or none,
-sees its own; a thread a processor starts itself does not inherit them.
+sees its own; a thread a processor starts itself has them when it runs a callable wrapped by
+:func:`~flowcore.process_context.carry_context` (its records make no bulletins).
 """
 
 from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import logging
 import re
 import weakref
@@ -42,7 +44,8 @@ from typing import Protocol
 
 import attrs
 
-from flowcore.parameters import redact
+from flowcore.parameters import MIN_MASKED_LENGTH, redact
+from flowcore.process_context import leave_behind
 
 __all__ = [
     "BULLETIN_LEVEL",
@@ -155,6 +158,7 @@ class _Made:
 _RUNNING: contextvars.ContextVar[_Bulletins | None] = contextvars.ContextVar(
     "flowcore_running_member", default=None
 )
+leave_behind(_RUNNING, None)  # a processor's own thread logs its secrets masked, no bulletins
 _MADE: weakref.WeakKeyDictionary[_Bulletins, _Made] = weakref.WeakKeyDictionary()
 #: (logger, reason) of the records this process wrote to stderr (see the module docstring).
 _WRITTEN: set[tuple[str, str]] = set()
@@ -202,30 +206,53 @@ _SECRETS: contextvars.ContextVar[Callable[[], list[str]] | None] = contextvars.C
 _FORMATTER = logging.Formatter()
 
 
+#: What a record made where the secrets cannot be looked up says instead of its message.
+WITHHELD = "message withheld: secrets unavailable"
+#: The attributes every record has (``extra={...}`` adds others, which are masked too).
+_STANDARD = frozenset(logging.LogRecord("", 0, "", 0, "", (), None).__dict__) | {
+    "message",
+    "asctime",
+}
+
+
 def _masking_factory(made: Callable[..., logging.LogRecord]) -> Callable[..., logging.LogRecord]:
     """A log record factory masking the running processor's secrets, around *made*.
 
     Masking where the record is made, not in a handler, covers every logger and handler order
     (a handler on a child logger runs before one on ``flowcore.processors``). The traceback is
-    formatted and masked into ``exc_text`` and ``exc_info`` cleared, as a formatter would write
-    it later from the exception unmasked; the stack likewise. A closure, not an object's
-    ``__call__``: a record made where no processor runs pays one context-variable read.
+    formatted and masked into ``exc_text``, which formatters use rather than format
+    ``exc_info`` again; ``exc_info`` is cleared only when the traceback held a secret (handlers
+    such as Sentry's read the exception itself). The stack is masked likewise, and the
+    ``extra={...}`` fields as :meth:`logging.Logger.makeRecord` adds them. When the secrets
+    cannot be looked up the record fails closed: it says :data:`WITHHELD`, nothing more,
+    and the logging call still returns. A closure, not an object's ``__call__``: a record
+    made where no processor runs pays one context-variable read.
     """
 
     def make(*args: object, **kwargs: object) -> logging.LogRecord:
         record = made(*args, **kwargs)
         secrets = _SECRETS.get()
         if secrets is not None:
-            _mask(record, secrets())
+            try:
+                _mask(record, secrets())
+            except Exception:  # a logging call must not raise: the record shows nothing
+                _withhold(record)
         return record
 
     make.flowcore_masking = True  # type: ignore[attr-defined]
     return make
 
 
+def _withhold(record: logging.LogRecord) -> None:
+    """Leave *record* nothing that could hold a secret: its message says :data:`WITHHELD`."""
+    record.msg, record.args = WITHHELD, None
+    record.exc_info = record.exc_text = record.stack_info = None
+    record.__dict__ = _Withheld(record.__dict__)
+
+
 def _mask(record: logging.LogRecord, secrets: list[str]) -> None:
-    """Mask *secrets* in *record*'s message, traceback and stack, in the record itself."""
-    if not secrets:
+    """Mask *secrets* in *record*'s message, traceback, stack and extra fields, in place."""
+    if not any(len(s) >= MIN_MASKED_LENGTH for s in secrets):
         return
     try:
         message = record.getMessage()
@@ -237,20 +264,82 @@ def _mask(record: logging.LogRecord, secrets: list[str]) -> None:
         if redacted != message:
             record.msg, record.args = redacted, None
     if record.exc_info and record.exc_info[0] is not None:
-        if not record.exc_text:
-            record.exc_text = _FORMATTER.formatException(record.exc_info)
-        record.exc_info = None
-    if record.exc_text:
+        text = record.exc_text or _FORMATTER.formatException(record.exc_info)
+        record.exc_text = redact(text, secrets)
+        said = f"{text}\n{_said(record.exc_info[1])}"
+        if redact(said, secrets) != said:  # a handler reading the exception would show it
+            record.exc_info = None
+    elif record.exc_text:
         record.exc_text = redact(record.exc_text, secrets)
     if record.stack_info:
         record.stack_info = redact(record.stack_info, secrets)
+    record.__dict__ = _MaskedExtra(record.__dict__, secrets)
+
+
+def _said(error: BaseException | None) -> str:
+    """What a handler reading *error* itself may show of it: its text and its arguments."""
+    try:
+        return f"{error}\n{error!r}"
+    except Exception:  # an exception that cannot say itself shows nothing of that kind
+        return ""
+
+
+class _MaskedExtra(dict):  # type: ignore[type-arg]
+    """A record's attributes, masking each ``extra`` field as ``makeRecord`` stores it.
+
+    ``makeRecord`` adds the fields after the factory made the record, by item assignment on
+    the record's ``__dict__``: this dict is where to see them. It pickles and copies as a
+    plain dict, so the secrets never travel with a record (a ``QueueHandler``, a socket).
+    """
+
+    __slots__ = ("_secrets",)
+
+    def __init__(self, attributes: dict[str, object], secrets: list[str]) -> None:
+        super().__init__(attributes)
+        self._secrets = secrets
+
+    def __setitem__(self, key: str, value: object) -> None:
+        if key not in _STANDARD:
+            value = _masked_value(value, self._secrets)
+        super().__setitem__(key, value)
+
+    def __reduce__(self) -> tuple[type, tuple[dict[str, object]]]:
+        return dict, (dict(self),)
+
+
+class _Withheld(_MaskedExtra):
+    """A withheld record's attributes: every ``extra`` field is withheld too."""
+
+    def __init__(self, attributes: dict[str, object]) -> None:
+        super().__init__(attributes, [])
+
+    def __setitem__(self, key: str, value: object) -> None:
+        dict.__setitem__(self, key, value if key in _STANDARD else WITHHELD)
+
+
+def _masked_value(value: object, secrets: list[str]) -> object:
+    """*value* without *secrets*: a string masked, another value as its text if that held one."""
+    if isinstance(value, str):
+        return redact(value, secrets)
+    if value is None or isinstance(value, (bool, int, float)):
+        return value
+    try:
+        text = str(value)
+    except Exception:  # a value that cannot say itself is not shown
+        return WITHHELD
+    redacted = redact(text, secrets)
+    return value if redacted == text else redacted
 
 
 @contextlib.contextmanager
 def redacting(secrets: Callable[[], list[str]]) -> Iterator[None]:
-    """While the block runs, log records made in this context lose the values *secrets* returns."""
+    """While the block runs, log records made in this context lose the values *secrets* returns.
+
+    *secrets* is called once in the block, when a record is first made (walking a processor's
+    services for each record of a listing would cost more than the record).
+    """
     _install()
-    token = _SECRETS.set(secrets)
+    token = _SECRETS.set(functools.cache(secrets))
     try:
         yield
     finally:

@@ -19,6 +19,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from flowcore.parameters import sole_reference
 from flowcore.ui.control import ReplayError, RunConflictError, RunControl
 from flowcore.ui.editing import EditError, FlowEditor, UnknownComponentError
 from flowcore.ui.known_properties import is_sensitive
@@ -221,7 +222,7 @@ def _scrub(group: dict[str, Any]) -> None:
     for item, service in items:
         properties = item.get("properties") or {}
         for name, value in properties.items():
-            reference = isinstance(value, str) and value.startswith("#{") and value.endswith("}")
+            reference = isinstance(value, str) and sole_reference(value)
             if value is not None and not reference and is_sensitive(item, name, service=service):
                 properties[name] = None
     for child in group.get("processGroups") or ():

@@ -24,6 +24,7 @@ from typing import Any
 import attrs
 
 from flowcore.errors import FlowcoreError
+from flowcore.process_context import carry_context
 from processors.http_server._server import SOCKET_TIMEOUT_S, BoundedHeadersHandler, read_body
 from processors.http_server._tls import TlsServerMixin, certificate_attributes, peer_certificate
 from processors.http_server.context_map import CLEANUP_MAX_DELAY_S, Answer, Exchange
@@ -149,6 +150,8 @@ class _BoundedServer(TlsServerMixin, ThreadingHTTPServer):
         self._slots = threading.BoundedSemaphore(threads)
         self.closing = False
         super().__init__(address, handler)
+        # Each connection's thread logs as the processor does: its secrets masked.
+        self.process_request_thread = carry_context(self.process_request_thread)  # type: ignore[method-assign]
 
     def process_request(self, request: Any, client_address: Any) -> None:
         # Every thread busy: this connection waits (and later ones in the listen backlog),
@@ -200,7 +203,7 @@ class RequestServer:
         self._server = _BoundedServer((host, port), handler, threads)
         self._server.tls = tls
         self._thread = threading.Thread(
-            target=self._server.serve_forever,
+            target=carry_context(self._server.serve_forever),
             args=(SHUTDOWN_POLL_S,),
             name=f"HandleHttpRequest:{self.port}",
             daemon=True,

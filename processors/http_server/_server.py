@@ -26,6 +26,7 @@ from typing import Any
 
 import attrs
 
+from flowcore.process_context import carry_context
 from processors.http_server._deadline import (
     BODY_GRACE_S,
     HEAD_DEADLINE_S,
@@ -127,7 +128,7 @@ class ListenerServer:
         self._server.daemon_threads = True
         self._server.tls = tls
         self._thread = threading.Thread(
-            target=self._server.serve_forever,
+            target=carry_context(self._server.serve_forever),
             args=(SHUTDOWN_POLL_S,),
             name=f"ListenHTTP:{self.port}",
             daemon=True,
@@ -148,6 +149,11 @@ class ListenerServer:
 
 class _Server(TlsServerMixin, ThreadingHTTPServer):
     """The threading HTTP server, serving HTTPS when its ``tls`` context is set."""
+
+    def __init__(self, address: tuple[str, int], handler: type) -> None:
+        super().__init__(address, handler)
+        # Each connection's thread logs as the processor does: its secrets masked.
+        self.process_request_thread = carry_context(self.process_request_thread)  # type: ignore[method-assign]
 
 
 class BoundedHeadersHandler(BaseHTTPRequestHandler):

@@ -23,6 +23,7 @@ import attrs
 
 from flowcore.controller_service import ControllerService, ServiceContext
 from flowcore.errors import ProcessException
+from flowcore.process_context import carry_context
 from flowcore.properties import PropertyDescriptor
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
 
@@ -291,7 +292,9 @@ class StandardHttpContextMap(HttpContextMap):
             self._home = True
             if self._sweeper is None:
                 self._sweeper = threading.Thread(
-                    target=self._sweep, name=f"StandardHttpContextMap-{self.name}", daemon=True
+                    target=carry_context(self._sweep),
+                    name=f"StandardHttpContextMap-{self.name}",
+                    daemon=True,
                 )
                 self._sweeper.start()
         return True

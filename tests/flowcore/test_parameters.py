@@ -22,6 +22,7 @@ from flowcore.parameters import (
     load_parameters,
     parameter_references,
     redact,
+    sole_reference,
     substitute_parameters,
 )
 
@@ -235,6 +236,24 @@ def test_redact_masks_every_occurrence() -> None:
     text = "pw=abcd, again abcd; abcde"
     assert redact(text, ["abcd", "abcde"]) == f"pw={MASK}, again {MASK}; {MASK}"
     assert redact("nothing", [""]) == "nothing"
+
+
+@pytest.mark.parametrize(
+    ("value", "sole"),
+    [
+        ("#{password}", True),
+        ("#{db pass.v-2_x}", True),
+        ("#{user}hunter2}", False),
+        ("#{user}hunter2", False),
+        ("x#{user}", False),
+        ("#{}", False),
+        ("#{a}#{b}", False),
+        ("#{a/b}", False),
+    ],
+)
+def test_sole_reference_is_one_whole_reference(value: str, sole: bool) -> None:
+    """Only one reference in NiFi's name grammar counts, so an export never writes a secret."""
+    assert sole_reference(value) is sole
 
 
 def test_redact_leaves_secrets_too_short_to_mask() -> None:

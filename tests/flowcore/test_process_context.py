@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+
 import pytest
 
+from flowcore.engine._bulletins import _RUNNING, running
 from flowcore.errors import ConfigurationError
-from flowcore.process_context import ProcessContext
+from flowcore.process_context import ProcessContext, carry_context
 from flowcore.session.host import ComponentInfo, StateMap
 from processors import UpdateAttribute
 
@@ -66,3 +71,30 @@ def test_controller_services_only_where_the_runner_gives_them() -> None:
         context.controller_service("pool")
     context.service_lookup = {"pool": "the pool"}.__getitem__
     assert context.controller_service("pool") == "the pool"
+
+
+def test_a_carried_callable_keeps_the_masking_in_threads_but_not_the_task() -> None:
+    """A thread or a pool running a carried callable masks the processor's secrets (at once in
+    two threads), and its records make no bulletins of the task's member (it may outlive it)."""
+    secret = "pw-carried-91d3f"
+    log = logging.getLogger("tests.process_context.carried")
+    both = threading.Barrier(2, timeout=10)
+
+    class Member:
+        def bulletin(self, message: str, level: str) -> None:
+            raise AssertionError(message)
+
+        def secrets(self) -> list[str]:
+            return [secret]
+
+    def say(_: object = None) -> tuple[str, object]:
+        both.wait()
+        record = log.makeRecord(log.name, logging.INFO, "", 0, "%s", (secret,), None)
+        return record.getMessage(), _RUNNING.get()
+
+    with running(Member()):  # type: ignore[arg-type]
+        carried = carry_context(say)
+        plain = say
+    with ThreadPoolExecutor(2) as pool:
+        assert list(pool.map(carried, range(2))) == [("********", None)] * 2
+        assert list(pool.map(plain, range(2))) == [(secret, None)] * 2

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from flowcore.cli import main
 from tests.flowcore.cli.conftest import Flowcore
 
 
@@ -99,3 +100,35 @@ def test_a_malformed_nifi_flow_is_one_error_line(tmp_path: Path, flowcore_cmd: F
     done = flowcore_cmd("run", str(tmp_path / "flow.json"))
     assert done.returncode == 2
     assert "is not a NiFi flow definition: it has hello" in one_error_line(done.stderr)
+
+
+SHORT_SECRET_FLOW = """
+from flowcore import Flow
+from processors import GenerateFlowFile
+from processors.sql.dbcp import DBCPConnectionPool
+
+flow = Flow("short")
+flow.add_service(DBCPConnectionPool("dbcp", **{{
+    "Database Connection URL": "jdbc:sqlite:/tmp/x.db", "Password": {password!r}
+}}))
+gen = flow.add(GenerateFlowFile(), name="gen")
+flow.auto_terminate(gen, "success")
+"""
+
+
+def test_a_secret_too_short_to_mask_is_a_warning_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """explain (and run, which shares print_warnings) says so on stderr, once, not only in a log."""
+
+    path = tmp_path / "flow.py"
+    path.write_text(SHORT_SECRET_FLOW.format(password="xy"))
+    assert main(["explain", str(path)]) == 0
+    warnings = [line for line in capsys.readouterr().err.splitlines() if "too short" in line]
+    assert warnings == [
+        "warning: DBCPConnectionPool service 'dbcp': the value of 'Password' is too short to be "
+        "masked in logs; use a secret of at least 4 characters"
+    ]
+    path.write_text(SHORT_SECRET_FLOW.format(password="long-enough"))
+    assert main(["explain", str(path)]) == 0
+    assert "too short" not in capsys.readouterr().err

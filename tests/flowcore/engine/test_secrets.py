@@ -6,7 +6,9 @@ from __future__ import annotations
 import io
 import json
 import logging
+import pickle
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import ClassVar
 
@@ -296,3 +298,116 @@ def test_a_sensitive_value_beside_a_reference_is_neither_exported_nor_shown() ->
     assert "hunter2" not in shown
     assert not any("hunter2" in p for p in problems)
     assert any("'Password' validated against '********'" in p for p in problems)
+
+
+class _Kept(logging.Handler):
+    """Keeps the records it handles, as they reach a handler."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@pytest.fixture
+def kept() -> Iterator[tuple[logging.Logger, _Kept]]:
+    """A library's logger whose records a handler keeps, not passed to the root's."""
+    log = logging.getLogger("tests.secrets.kept")
+    handler = _Kept()
+    log.addHandler(handler)
+    log.setLevel(logging.DEBUG)
+    log.propagate = False
+    try:
+        yield log, handler
+    finally:
+        log.removeHandler(handler)
+        log.propagate = True
+
+
+def test_a_traceback_without_a_secret_keeps_its_exception(
+    kept: tuple[logging.Logger, _Kept],
+) -> None:
+    """exc_info stays for handlers that read the exception (Sentry's) unless it held a secret;
+    the masked exc_text is what formatters write either way."""
+    log, handler = kept
+    with redacting(lambda: [OWN]):
+        for said in ("connection refused", f"bad password {OWN}"):
+            try:
+                raise ValueError(said)
+            except ValueError:
+                log.exception("failed")
+    clean, leaky = handler.records
+    assert clean.exc_info is not None
+    assert "ValueError: connection refused" in (clean.exc_text or "")
+    assert leaky.exc_info is None
+    assert "ValueError: bad password ********" in (leaky.exc_text or "")
+    assert OWN not in logging.Formatter().format(leaky)
+
+
+def test_secrets_that_cannot_be_looked_up_withhold_the_message(
+    kept: tuple[logging.Logger, _Kept],
+) -> None:
+    """A lookup that raises neither escapes the logging call nor lets the record through."""
+    log, handler = kept
+
+    def unavailable() -> list[str]:
+        msg = "parameter 'other' not found"
+        raise KeyError(msg)
+
+    with redacting(unavailable):
+        log.warning("pw=%s", OWN, extra={"pw": OWN}, stack_info=True)
+    (record,) = handler.records
+    assert record.getMessage() == "message withheld: secrets unavailable"
+    assert record.stack_info is None
+    assert OWN not in repr(record.__dict__)
+
+
+def test_secrets_are_looked_up_once_per_block(kept: tuple[logging.Logger, _Kept]) -> None:
+    """A driver listing logging for each item does not walk the services for each record."""
+    log, _ = kept
+    calls: list[int] = []
+
+    def secrets() -> list[str]:
+        calls.append(1)
+        return [OWN]
+
+    with redacting(secrets):
+        for item in range(3):
+            log.info("item %d", item)
+    assert calls == [1]
+
+
+def test_extra_fields_lose_the_secrets(kept: tuple[logging.Logger, _Kept]) -> None:
+    """``extra={...}`` fields (a JSON handler writes them) are masked; they pickle as a dict."""
+    log, handler = kept
+    with redacting(lambda: [OWN]):
+        log.info("connecting", extra={"dsn": f"u:{OWN}@h", "opts": {"pw": OWN}, "port": 5432})
+    (record,) = handler.records
+    assert record.__dict__["dsn"] == "u:********@h"
+    assert record.__dict__["opts"] == "{'pw': '********'}"
+    assert record.__dict__["port"] == 5432
+    assert OWN not in pickle.dumps(record.__dict__).decode("latin-1")
+    assert type(pickle.loads(pickle.dumps(record.__dict__))) is dict
+
+
+def test_an_exception_holding_a_secret_only_in_its_arguments_loses_exc_info(
+    kept: tuple[logging.Logger, _Kept],
+) -> None:
+    """A handler reading the exception (its args, as Sentry does) must not find the secret the
+    formatted traceback does not show."""
+
+    class Quiet(Exception):
+        def __str__(self) -> str:
+            return "login refused"
+
+    log, handler = kept
+    with redacting(lambda: [OWN]):
+        try:
+            raise Quiet(OWN)
+        except Quiet:
+            log.exception("failed")
+    (record,) = handler.records
+    assert record.exc_info is None
+    assert "login refused" in (record.exc_text or "")

@@ -219,13 +219,14 @@ def test_a_converted_flow_loses_its_sensitive_values_not_its_references() -> Non
         }
 
     group = {
-        "processors": [processor("hunter2"), processor("#{pw}")],
+        "processors": [processor("hunter2"), processor("#{pw}"), processor("#{u}hunter2}")],
         "processGroups": [{"controllerServices": [processor("s3cret")]}],
     }
     _scrub(group)
     assert [p["properties"] for p in group["processors"]] == [
         {"Password": None, "Plain": "hunter2"},
         {"Password": "#{pw}", "Plain": "#{pw}"},
+        {"Password": None, "Plain": "#{u}hunter2}"},
     ]
     assert group["processGroups"][0]["controllerServices"][0]["properties"]["Password"] is None
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import gzip
+import logging
 import socket
 import threading
 import time
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 
 import httpx
@@ -13,6 +15,7 @@ import pytest
 
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
+from flowcore.engine._bulletins import redacting
 from flowcore.nifi.importing import import_nifi
 from flowcore.settings import Settings
 from flowcore.ssl_context import StandardSSLContextService
@@ -617,3 +620,31 @@ def test_an_https_record_listener_exports_and_imports_back_with_its_services() -
     back = Flow.from_nifi(document)
     imported = back.resolved_processor(back.component("listen"))
     assert {k: imported.configured[k] for k in names} == names
+
+
+def test_a_connection_thread_masks_the_secrets_of_the_processor_serving(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """What a request's thread logs loses the secrets of the processor that started the server
+    (a thread starts with an empty context: the server carries the processor's)."""
+    secret = "pw-listen-7c1e0"
+
+    class Logging(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            logging.getLogger("tests.listen.secrets").warning("connecting with %s", secret)
+            self.send_response(204)
+            self.end_headers()
+
+        def log_message(self, *_: object) -> None:
+            pass
+
+    config = ListenerConfig(base_path="contentListener", max_body=1024, wait_s=1.0)
+    with redacting(lambda: [secret]):
+        server = ListenerServer("127.0.0.1", 0, config, Inbox(1), handler_class=Logging)
+    try:
+        with caplog.at_level(logging.WARNING, logger="tests.listen.secrets"):
+            assert httpx.get(f"http://127.0.0.1:{server.port}/").status_code == 204
+    finally:
+        server.close()
+    assert "connecting with ********" in caplog.text
+    assert secret not in caplog.text
