@@ -12,6 +12,12 @@ against the FlowFile's attributes, ``${absolute.path}/${filename}`` by default) 
 this process can read. Its failures carry NiFi's messages (``Path does not exist or it is not a
 file: /abs/path``), which the processor writes to its failure attributes.
 
+Unlike NiFi, the service refuses an evaluated path with a ``..`` segment: the default
+``${absolute.path}/${filename}`` takes ``filename`` from the FlowFile, and attributes can come from
+outside (an archive's entry names, HTTP headers, mail), so ``../../etc/passwd`` would read any file.
+Its flowcore-only ``Base Directory`` confines the files further: the resolved path (symbolic links
+followed) must lie under it.
+
 A :class:`FileResource` names the file and the state it was found in (size, modification time,
 inode), so a processor that reads it more than once (a resumed multipart upload checks the
 bytes already sent, then sends the rest) can tell whether the file changed in between.
@@ -19,6 +25,8 @@ bytes already sent, then sends the rest) can tell whether the file changed in be
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import os
 from collections.abc import Mapping
 from typing import IO, Any, ClassVar
@@ -28,9 +36,10 @@ import attrs
 from flowcore.controller_service import ControllerService
 from flowcore.errors import ProcessException
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
-from flowcore.validators import NON_BLANK_VALIDATOR
+from flowcore.validators import NON_BLANK_VALIDATOR, create_directory_exists_validator
 
 __all__ = [
+    "BASE_DIRECTORY",
     "FILE_PATH",
     "FILE_RESOURCE_SERVICE",
     "FLOWFILE_CONTENT",
@@ -67,6 +76,13 @@ FILE_PATH = PropertyDescriptor(
     "File Path", description="Path to a file that can be accessed locally.", required=True,
     default="${absolute.path}/${filename}", validators=(NON_BLANK_VALIDATOR,),
     el_scope=ExpressionLanguageScope.FLOWFILE_ATTRIBUTES, aliases=("file-path",),
+)  # fmt: skip
+
+BASE_DIRECTORY = PropertyDescriptor(
+    "Base Directory", description="When set, File Path must resolve (symbolic links followed) "
+    "to a file under this directory; a path outside it fails the FlowFile. File names taken "
+    "from attributes (archive entries, HTTP headers, mail) then cannot reach other files",
+    validators=(create_directory_exists_validator(),), flowcore_only=True,
 )  # fmt: skip
 
 
@@ -142,11 +158,28 @@ class FileResource:
         if now != self.identity:
             raise FileChangedError(self.changed_message())
 
+    def content_md5(self) -> str:
+        """The MD5 of the file as found (base64, S3's ``Content-MD5``), read whole now.
+
+        A PUT that carries it is refused by S3 (``BadDigest``) when the bytes it receives are
+        others: a file rewritten during the PUT, even to the same size within the modification
+        time's granularity, cannot replace the object with torn or new content.
+
+        Raises:
+            FileChangedError: the file changed since it was found, or while it was read.
+        """
+        digest = hashlib.md5(usedforsecurity=False)
+        with self.open() as handle:
+            while chunk := handle.read(1 << 20):
+                digest.update(chunk)
+        self.check_unchanged()
+        return base64.b64encode(digest.digest()).decode("ascii")
+
     def changed_message(self) -> str:
         """Why the file cannot be sent now, naming it and the fix."""
         return (
-            f"File changed while it was being sent: {self.path} (size or modification time "
-            "differs from when it was found); send it again once it is no longer written"
+            f"File changed while it was being sent: {self.path} (size, modification time "
+            "or content differs from when it was found); send it again once it is no longer written"
         )
 
 
@@ -166,21 +199,44 @@ class StandardFileResourceService(ControllerService):
     nifi_types: ClassVar = ("org.apache.nifi.fileresource.service.StandardFileResourceService",)
     nifi_bundle: ClassVar = ("org.apache.nifi", "nifi-file-resource-service-nar")
     tags: ClassVar = ("file", "resource")
-    property_descriptors: ClassVar = (FILE_PATH,)
+    property_descriptors: ClassVar = (FILE_PATH, BASE_DIRECTORY)
 
     def get_file_resource(self, attributes: Mapping[str, str]) -> FileResource:
         """The file ``File Path`` names, evaluated against a FlowFile's *attributes*.
 
         Raises:
             FileResourceError: the path evaluates to nothing, names no regular file, or the
-                file cannot be read (NiFi's messages, with the path).
+                file cannot be read (NiFi's messages, with the path); it has a ``..`` segment
+                or lies outside Base Directory (flowcore's).
         """
         value = self.get_property(FILE_PATH)
         path = (value.evaluate_attribute_expressions(dict(attributes)).value or "").strip()
         if not path:
             msg = f"Evaluated path is empty. Path expression: {value.value}"
             raise FileResourceError(msg)
+        if ".." in path.replace("\\", "/").split("/"):
+            msg = (
+                f"Evaluated path has a '..' segment: {path} (from File Path {value.value}); "
+                "flowcore refuses it, as attributes such as filename can come from outside the "
+                "flow: remove the '..' (e.g. fix the attribute with UpdateAttribute)"
+            )
+            raise FileResourceError(msg)
+        base = (self.get_property(BASE_DIRECTORY).value or "").strip()
+        if base:
+            _check_under(path, base)
         return FileResource.of(path)
+
+
+def _check_under(path: str, base: str) -> None:
+    """Raise unless *path*, symbolic links followed, lies under the directory *base*."""
+    root = os.path.realpath(base)
+    resolved = os.path.realpath(path)
+    if os.path.commonpath([root, resolved]) != root:
+        msg = (
+            f"Path is outside Base Directory {root}: {path} (resolves to {resolved}); "
+            "move the file under it or change Base Directory"
+        )
+        raise FileResourceError(msg)
 
 
 def file_resource(context: Any, session: Any, flowfile: Any) -> FileResource | None:

@@ -415,6 +415,13 @@ def _generic_service(export: _Export, service: ControllerService) -> dict[str, A
     descriptors: dict[str, dict[str, Any]] = {}
     for descriptor in service.descriptors():
         value = raw.get(descriptor.name, descriptor.default)
+        if descriptor.flowcore_only:  # NiFi's service would refuse an unknown property
+            if value != descriptor.default:
+                export.notes.append(
+                    f"{descriptor.display_name!r} of service {service.name!r} is flowcore's own "
+                    f"property, left out (NiFi's {nifi_type} has no such property)."
+                )
+            continue
         if descriptor.sensitive and value is not None and not sole_reference(value):
             export.notes.append(
                 f"The value of sensitive property {descriptor.display_name!r} of service "

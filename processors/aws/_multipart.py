@@ -21,9 +21,12 @@ content sent anew.
 With Resource Transfer Source ``File Resource Service`` the bytes sent are a local file's (a
 :class:`~processors.file_resource.FileResource`), not the FlowFile's: the part digests are the
 file's, and the settings digest also covers the file's path and identity (size, modification
-time, inode), so a file rewritten, replaced or touched between attempts starts the upload over.
-A file that changes while its parts are sent fails the FlowFile before the upload is completed
-(nothing mixed is ever made visible): the upload is aborted and its state removed.
+time, inode), so a file rewritten, replaced or touched between attempts starts the upload over;
+a rewrite that keeps the size and falls within the modification time's granularity is caught
+by the part digests (a resume re-reads the parts sent). A file that changes while its parts
+are sent fails the FlowFile before the upload is completed (nothing mixed is ever made
+visible): its identity is checked and the whole file re-read against the part digests (one
+more local read of the file), then the upload is aborted and its state removed.
 
 The object itself appears in the bucket whole or not at all (S3 makes it visible on
 CompleteMultipartUpload), under a deterministic key: the exactly-once-by-key guarantee of
@@ -393,8 +396,10 @@ def upload_multipart(  # noqa: PLR0917 (the upload's parts, as NiFi's)
         state = _send_parts(
             client, session, flowfile, bucket, key, state, part_extra, store, cache_key, file
         )
-        if file is not None:
-            file.check_unchanged()  # before S3 makes the object visible
+        if file is not None:  # before S3 makes the object visible
+            file.check_unchanged()
+            if not _same_content(session, flowfile, state, file):  # same size and mtime
+                raise FileChangedError(file.changed_message())
         parts = [{"ETag": etag, "PartNumber": number} for number, etag in state.parts]
         result = dict(
             client.complete_multipart_upload(

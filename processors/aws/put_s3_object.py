@@ -14,11 +14,14 @@ it is (:mod:`processors.file_resource`). The file's size chooses between one PUT
 multipart upload (NiFi compares the FlowFile's size, which for a FlowFile that only names a
 large file would send it in one PUT, past S3's 5 GB limit). The file is sent as found: one
 changed while it is sent fails the FlowFile, and a multipart upload of it resumes only if it
-is unchanged since the upload began.
+is unchanged since the upload began and its parts sent still hash as saved. A single PUT is
+hashed first and carries the MD5 (``Content-MD5``): S3 refuses a body rewritten during the PUT
+(``BadDigest``), so the old object stays rather than being replaced by torn or new bytes.
 """
 
 from __future__ import annotations
 
+import base64
 import tempfile
 import time
 from typing import Any, ClassVar
@@ -41,6 +44,7 @@ from processors.aws.fetch_s3_object import _is_s3_error
 from processors.file_resource import (
     FILE_RESOURCE_SERVICE,
     RESOURCE_TRANSFER_SOURCE,
+    FileChangedError,
     FileResource,
     FileResourceError,
     file_resource,
@@ -369,15 +373,25 @@ class PutS3Object(Processor):
     ) -> dict[str, Any]:  # fmt: skip
         """One PUT: from memory when small, else from a spooled temporary file, or the file.
 
+        The file is hashed first and the PUT carries its MD5, so S3 refuses (``BadDigest``) a
+        body that differs from the file as found: one rewritten during the PUT leaves the
+        object as it was.
+
         Raises:
             FileChangedError: the file changed while it was sent (the retry sends it again).
         """
         if resource is not None:
+            md5 = resource.content_md5()
+            args = {**_request_args(extra), "ContentMD5": md5}
             with resource.open() as src:
-                result = dict(
-                    client.put_object(Bucket=bucket, Key=key, Body=src, **_request_args(extra))
-                )
+                try:
+                    result = dict(client.put_object(Bucket=bucket, Key=key, Body=src, **args))
+                except Exception as error:
+                    if _multipart._error_code(error) == "BadDigest":
+                        raise FileChangedError(resource.changed_message()) from error
+                    raise
             resource.check_unchanged()
+            _check_etag(resource, result, md5)
             return result
         with (
             tempfile.SpooledTemporaryFile(max_size=IN_MEMORY) as spool,
@@ -388,6 +402,32 @@ class PutS3Object(Processor):
             spool.seek(0)
             args = _request_args(extra)
             return dict(client.put_object(Bucket=bucket, Key=key, Body=spool, **args))
+
+
+def _check_etag(resource: FileResource, result: dict[str, Any], md5: str) -> None:
+    """Raise when the object's ETag shows S3 stored other bytes than the file's as hashed.
+
+    S3 itself refuses such a PUT (``Content-MD5``); a store that does not check it (moto,
+    some S3-compatible servers) is caught here, after the fact: the FlowFile still fails. The
+    ETag is the content's MD5 only for unencrypted and SSE-S3 objects (as S3 answers, so a
+    bucket's default SSE-KMS counts), so only those are checked.
+
+    Raises:
+        FileChangedError: the ETag is an MD5 other than the file's.
+    """
+    if result.get("SSECustomerAlgorithm") or result.get("ServerSideEncryption") not in {
+        None,
+        "AES256",
+    }:
+        return
+    etag = str(result.get("ETag") or "").strip('"').lower()
+    expected = base64.b64decode(md5).hex()
+    if len(etag) == len(expected) and etag != expected:
+        msg = (
+            f"{resource.changed_message()} (the store did not check Content-MD5: the object "
+            f"now holds other bytes, ETag {etag})"
+        )
+        raise FileChangedError(msg)
 
 
 def _url_encode(text: str) -> str:

@@ -92,6 +92,53 @@ def test_changed_file_is_refused(tmp_path: Path) -> None:
         resource.check_unchanged()
 
 
+def test_dot_dot_segment_is_refused(tmp_path: Path) -> None:
+    """A filename with '..' cannot climb out of absolute.path (flowcore's, unlike NiFi)."""
+    (tmp_path / "inner").mkdir()
+    _file(tmp_path, "secret")
+    service = _service("${absolute.path}/${filename}")
+    attributes = {"absolute.path": str(tmp_path / "inner"), "filename": "../secret"}
+    with pytest.raises(FileResourceError, match=r"has a '\.\.' segment: .*inner/\.\./secret"):
+        service.get_file_resource(attributes)
+    with pytest.raises(FileResourceError, match=r"'\.\.' segment"):
+        service.get_file_resource({"absolute.path": str(tmp_path), "filename": "a\\..\\secret"})
+    dotted = _file(tmp_path, "..data..")  # dots inside a name are no segment
+    attributes = {"absolute.path": str(tmp_path), "filename": dotted.name}
+    assert service.get_file_resource(attributes).path == str(dotted)
+
+
+def test_base_directory_confines_the_path(tmp_path: Path) -> None:
+    """With Base Directory, a path outside it (symbolic links followed) fails; one inside works."""
+    base = tmp_path / "base"
+    base.mkdir()
+    inside = _file(base, "in")
+    outside = _file(tmp_path, "out")
+    (base / "link").symlink_to(outside)
+    service = StandardFileResourceService("files", file_path="${p}", base_directory=str(base))
+    service = service.enable(ServiceContext(service))
+    assert service.get_file_resource({"p": str(inside)}).path == str(inside)
+    for path in (outside, base / "link"):
+        with pytest.raises(FileResourceError, match=f"^Path is outside Base Directory {base}: "):
+            service.get_file_resource({"p": str(path)})
+
+
+def test_base_directory_must_exist(tmp_path: Path) -> None:
+    """A Base Directory that is no directory is invalid, the problem naming the property."""
+    missing = str(tmp_path / "nowhere")
+    problems = StandardFileResourceService("files", base_directory=missing).validate()
+    assert [p.subject for p in problems if not p.valid] == ["Base Directory"]
+
+
+def test_content_md5_is_of_the_file_as_found(tmp_path: Path) -> None:
+    """Content-MD5 is the found bytes' MD5; a file changed since then raises instead."""
+    path = _file(tmp_path)
+    resource = FileResource.of(str(path))
+    assert resource.content_md5() == "r4RPw2Tn9qaTcy7nKfqENQ=="
+    path.write_bytes(b"other bytes")
+    with pytest.raises(FileChangedError):
+        resource.content_md5()
+
+
 def test_registered_under_nifi_type_and_picklable() -> None:
     """NiFi's type maps onto the service, which ships to executors (pickles) as configured."""
     nifi_type = "org.apache.nifi.fileresource.service.StandardFileResourceService"

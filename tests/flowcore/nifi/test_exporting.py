@@ -295,6 +295,22 @@ def test_flowcore_only_properties_stay_out_of_nifis_processors() -> None:
     assert not [n for n in exported.notes if "plain" in n]
 
 
+def test_flowcore_only_properties_stay_out_of_nifis_services(tmp_path: Any) -> None:
+    """StandardFileResourceService's Base Directory is flowcore's: left out of the export, noted."""
+    from processors.file_resource import StandardFileResourceService
+
+    flow = Flow("files")
+    flow.add_service(StandardFileResourceService("plain"))
+    flow.add_service(StandardFileResourceService("confined", base_directory=str(tmp_path)))
+    exported = export_flow(flow, use_graphviz=False)
+    services = {s["name"]: s for s in exported.document["flowContents"]["controllerServices"]}
+    for name in ("plain", "confined"):
+        assert "Base Directory" not in services[name]["properties"]
+        assert "Base Directory" not in services[name]["propertyDescriptors"]
+    assert [n for n in exported.notes if "'Base Directory' of service 'confined'" in n]
+    assert not [n for n in exported.notes if "'plain'" in n]
+
+
 def test_allowed_values_are_written_as_nifi_stores_them() -> None:
     """A value given by the name NiFi shows (ListFile's "Tracking Timestamps") is exported as
     the value NiFi stores and validates ("timestamps")."""

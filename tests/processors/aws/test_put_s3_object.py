@@ -579,3 +579,122 @@ def test_file_changed_during_a_single_put_fails(
     runner.assert_all_flowfiles_transferred("failure", 1)
     message = runner.flowfiles_for("failure")[0].attributes["s3.errorMessage"]
     assert message.startswith(f"File changed while it was being sent: {local}")
+
+
+def _rewrite_keeping_mtime(path: Any, data: bytes) -> None:
+    """Rewrite *path* in place, its modification time as before (a coarse-clock filesystem)."""
+    found = os.stat(path)
+    path.write_bytes(data)
+    os.utime(path, ns=(found.st_atime_ns, found.st_mtime_ns))
+
+
+def test_same_size_rewrite_during_a_single_put_fails(
+    s3_endpoint: str, s3: Any, bucket: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A PUT carries the file's MD5 as found; a same-size rewrite during it fails the FlowFile."""
+    from botocore.client import BaseClient
+
+    local = tmp_path / "small.bin"
+    local.write_bytes(b"first")
+    sent: list[dict[str, Any]] = []
+    real = BaseClient._make_api_call
+
+    def rewrite_during_put(self: Any, operation: str, params: dict[str, Any]) -> Any:
+        if operation == "PutObject":
+            sent.append(params)
+            _rewrite_keeping_mtime(local, b"FIRST")  # size, mtime, inode as found
+        return real(self, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", rewrite_during_put)
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    _file_source(runner)
+    runner.enqueue(b"x", {"filename": "small", "file.path": str(local)})
+    runner.run()
+    # S3 refuses the body (BadDigest) and keeps the old object; moto does not check
+    # Content-MD5, so the ETag check catches it after the fact.
+    assert sent[0]["ContentMD5"] == "iwTV43ddKY54RV78XKQE1Q=="  # MD5 of b"first"
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    message = runner.flowfiles_for("failure")[0].attributes["s3.errorMessage"]
+    assert message.startswith(f"File changed while it was being sent: {local}")
+
+
+def test_bad_digest_leaves_the_old_object_and_fails(
+    s3_endpoint: str, s3: Any, bucket: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """S3's BadDigest (a body other than the file hashed) is a changed file: failure, no retry."""
+    from botocore.client import BaseClient
+
+    local = tmp_path / "small.bin"
+    local.write_bytes(b"first")
+    s3.put_object(Bucket=bucket, Key="small", Body=b"previous")
+    real = BaseClient._make_api_call
+
+    def wrong_digest(self: Any, operation: str, params: dict[str, Any]) -> Any:
+        if operation == "PutObject":  # what S3 answers a body rewritten during the PUT
+            from botocore.exceptions import ClientError
+
+            error = {"Error": {"Code": "BadDigest", "Message": "The Content-MD5 you specified"}}
+            raise ClientError(error, "PutObject")
+        return real(self, operation, params)
+
+    monkeypatch.setattr(BaseClient, "_make_api_call", wrong_digest)
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    _file_source(runner)
+    runner.enqueue(b"x", {"filename": "small", "file.path": str(local)})
+    runner.run()
+    monkeypatch.undo()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    message = runner.flowfiles_for("failure")[0].attributes["s3.errorMessage"]
+    assert message.startswith(f"File changed while it was being sent: {local}")
+    assert s3.get_object(Bucket=bucket, Key="small")["Body"].read() == b"previous"
+
+
+def test_same_size_rewrite_between_parts_aborts_the_upload(
+    s3_endpoint: str, s3: Any, bucket: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Parts from two versions of a file (size and mtime kept) are never completed."""
+    local = tmp_path / "big.bin"
+    first = os.urandom(5 << 20) + b"tail"
+    local.write_bytes(first)
+    _crash_part(monkeypatch, 2, then=lambda: _rewrite_keeping_mtime(local, os.urandom(len(first))))
+    runner = _multipart_file_runner(s3_endpoint, bucket, tmp_path / "state")
+    runner.enqueue(b"small", {"filename": "big", "file.path": str(local)})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert "Contents" not in s3.list_objects_v2(Bucket=bucket)
+    assert s3.list_multipart_uploads(Bucket=bucket).get("Uploads", []) == []
+
+
+def test_resume_compares_part_digests_of_a_same_size_rewrite(
+    s3_endpoint: str, s3: Any, bucket: str, tmp_path: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file rewritten between attempts keeping size, mtime and inode: the upload starts over."""
+    local = tmp_path / "big.bin"
+    local.write_bytes(os.urandom(5 << 20) + b"tail")
+    parts = _crash_part(monkeypatch, 2)
+    runner = _multipart_file_runner(s3_endpoint, bucket, tmp_path / "state")
+    runner.enqueue(b"small", {"filename": "big", "file.path": str(local)})
+    with pytest.raises(RuntimeError, match="dies here"):
+        runner.run()
+    second = os.urandom(5 << 20) + b"tail"
+    _rewrite_keeping_mtime(local, second)
+    runner.advance_time(3600)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert parts == [1, 2, 1, 2]
+    assert s3.get_object(Bucket=bucket, Key="big")["Body"].read() == second
+
+
+def test_filename_climbing_out_of_absolute_path_fails(
+    s3_endpoint: str, s3: Any, bucket: str, tmp_path: Any
+) -> None:
+    """filename=../../etc/hostname under the default File Path: failure, nothing sent."""
+    runner = _runner(s3_endpoint, Bucket=bucket)
+    _file_source(runner, "${absolute.path}/${filename}")
+    climb = "../" * 8 + "etc/hostname"
+    runner.enqueue(b"x", {"filename": climb, "absolute.path": str(tmp_path)})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    message = runner.flowfiles_for("failure")[0].attributes["s3.errorMessage"]
+    assert message.startswith("Evaluated path has a '..' segment: ")
+    assert "Contents" not in s3.list_objects_v2(Bucket=bucket)
