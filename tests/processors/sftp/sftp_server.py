@@ -41,7 +41,16 @@ def _server_classes(root: Path, client_public: str) -> tuple[type, type]:
 
     class Sftp(paramiko.SFTPServerInterface):
         def _real(self, path: str) -> str:
-            return str(root / self.canonicalize(path).lstrip("/"))
+            plain = paramiko.SFTPServerInterface.canonicalize(self, path)  # links kept
+            return str(root / plain.lstrip("/"))
+
+        def canonicalize(self, path: str) -> str:
+            """REALPATH resolves links, as OpenSSH's realpath(3) does."""
+            real = os.path.realpath(self._real(path))
+            relative = os.path.relpath(real, os.path.realpath(root))
+            if relative.startswith(".."):
+                return paramiko.SFTPServerInterface.canonicalize(self, path)
+            return "/" if relative == "." else "/" + relative
 
         def list_folder(self, path: str) -> Any:
             real = self._real(path)

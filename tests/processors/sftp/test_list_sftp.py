@@ -413,3 +413,28 @@ def test_time_window_through_the_engine_lists_each_file_once(
         _old(remote / "c.txt", b"c", age=0)
     assert counts == [2, 1]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.txt", "b.txt", "c.txt"]
+
+
+def test_follow_symlink_loops_list_each_file_once(sftp_server: SftpServer, remote: Path) -> None:
+    """Links back up the tree (``l1 -> .``, ``l2 -> .``) are not walked again: one FlowFile."""
+    _old(remote / "a.txt", b"a")
+    (remote / "l1").symlink_to(remote, target_is_directory=True)
+    (remote / "l2").symlink_to(remote, target_is_directory=True)
+    runner = TestRunner(ListSFTP())
+    settings_ = {"Remote Path": f"/{remote.name}", "Listing Strategy": "none",
+                 "Search Recursively": "true", "Follow symlink": "true"}  # fmt: skip
+    configure(runner, sftp_server, **settings_)
+    runner.run()
+    listed = [f"{f.attributes['path']}/{f.attributes['filename']}"
+              for f in runner.flowfiles_for("success")]  # fmt: skip
+    assert listed == [f"/{remote.name}/a.txt"]
+
+
+def test_only_regular_files_are_listed(sftp_server: SftpServer, remote: Path) -> None:
+    """A FIFO (or device, socket) is not listed: there is nothing to fetch from it."""
+    _old(remote / "a.txt", b"a")
+    os.mkfifo(remote / "pipe")
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}", "Listing Strategy": "none"})
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["a.txt"]
