@@ -20,7 +20,7 @@ from typing import Any
 
 import attrs
 
-from flowcore.errors import ConfigurationError
+from flowcore.errors import ConfigurationError, ProcessException
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.validators import (
     FILE_EXISTS_VALIDATOR,
@@ -442,18 +442,43 @@ def walk(sftp: Any, root: str, how: Walk) -> Iterator[tuple[str, Any]]:
 
     A directory's files come before its subdirectories' (depth first, as NiFi's); a
     subdirectory that cannot be read is skipped (NiFi logs it and goes on), the root raises.
+    Only regular files are listed (with Follow symlink, links to them): a FIFO, device or
+    socket cannot be fetched. Following links, a directory whose real path (the server's
+    ``normalize``) is one of its own ancestors is not entered again, as a link back up
+    (``loop -> .``) would otherwise list the same files under ever longer paths; at most
+    :data:`MAX_LISTINGS` directories are listed, as links between siblings still multiply.
     """
     budget = [how.limit if how.limit is not None else -1]
     if budget[0] == 0:
         return
-    yield from _walk(sftp, root, root, how, 0, budget)
+    listings = [0]
+    yield from _walk(sftp, root, root, how, 0, (budget, listings, frozenset()))
+
+
+#: The most directories one walk lists (links can make a small tree walk without end).
+MAX_LISTINGS = 10_000
 
 
 def _walk(  # noqa: PLR0917 (the walk's parts)
-    sftp: Any, root: str, directory: str, how: Walk, depth: int, budget: list[int]
-) -> Iterator[tuple[str, Any]]:
+    sftp: Any, root: str, directory: str, how: Walk, depth: int,
+    counts: tuple[list[int], list[int], frozenset[str]],
+) -> Iterator[tuple[str, Any]]:  # fmt: skip
+    budget, listings, ancestors = counts
     if depth >= MAX_DEPTH:
         return
+    if how.follow:
+        real = sftp.normalize(directory)
+        if real in ancestors:
+            return  # a link back to a directory being walked: a loop
+        ancestors |= {real}
+    listings[0] += 1
+    if listings[0] > MAX_LISTINGS:
+        msg = (
+            f"the walk under {root!r} listed more than {MAX_LISTINGS} directories (at "
+            f"{directory!r}): links between directories multiply it; set Follow symlink to "
+            "false or point Remote Path below the links"
+        )
+        raise ProcessException(msg)
     relative = posixpath.relpath(directory, root)
     listed = how.path_filter is None or relative == "." or bool(
         re.fullmatch(how.path_filter, relative)
@@ -464,8 +489,8 @@ def _walk(  # noqa: PLR0917 (the walk's parts)
         if name in {".", ".."} or (how.dotted and name.startswith(".")):
             continue
         full = posixpath.join(directory, name)
-        mode = attr.st_mode or 0
-        if stat.S_ISLNK(mode):
+        mode = attr.st_mode
+        if mode is not None and stat.S_ISLNK(mode):
             if not how.follow:
                 continue
             try:
@@ -473,11 +498,13 @@ def _walk(  # noqa: PLR0917 (the walk's parts)
             except FileNotFoundError:
                 continue  # a dangling link
             attr.filename = name
-            mode = attr.st_mode or 0
-        if stat.S_ISDIR(mode):
+            mode = attr.st_mode
+        if mode is not None and stat.S_ISDIR(mode):
             if how.recursive:
                 subdirectories.append(full)
             continue
+        if mode is not None and not stat.S_ISREG(mode):
+            continue  # a FIFO, device or socket: nothing to fetch (GetSFTP's S_ISREG)
         if not listed or (how.file_filter and not re.fullmatch(how.file_filter, name)):
             continue
         yield directory, attr
@@ -486,7 +513,7 @@ def _walk(  # noqa: PLR0917 (the walk's parts)
             return
     for sub in subdirectories:
         try:
-            yield from _walk(sftp, root, sub, how, depth + 1, budget)
+            yield from _walk(sftp, root, sub, how, depth + 1, (budget, listings, ancestors))
         except OSError:
             continue  # NiFi's "Unable to get listing from ...; skipping"
         if budget[0] == 0:

@@ -25,6 +25,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
+import attrs
+
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
@@ -232,9 +234,15 @@ class ListSFTP(SourceProcessor):
         the files it holds back.
         """
         now = int(time.time() * 1000)
-        emitted, upper = time_window(entries, state, now_ms=now, precision=precision)
+        min_age = context.get_property(MIN_AGE).as_time_period("ms") or 0
+        emitted, upper = time_window(
+            entries, state, now_ms=now, precision=precision, min_age_ms=min_age
+        )
         if not emitted:
-            held = [e.timestamp for e in entries if e.timestamp >= upper]
+            # the files the lag holds back (not those listed already, nor those too young)
+            lower = int(state.get(LISTED_KEY) or 0)
+            held = [e.timestamp for e in entries
+                    if max(upper, lower) <= e.timestamp < now - min_age]  # fmt: skip
             wait = (min(held) - upper + 1) if held else 0
             if held and wait <= now - upper and not self._waited:  # at most the lag
                 self._waited = True  # once: a file stamped in the future is not waited for
@@ -279,13 +287,29 @@ class ListSFTP(SourceProcessor):
             context, file_filter=FILE_FILTER, path_filter=PATH_FILTER, dotted=IGNORE_DOTTED,
             recursive=RECURSIVE,
         )  # fmt: skip
+        strategy = context.get_property(LISTING_STRATEGY).value
+        tracked = strategy in (BY_TIMESTAMPS.value, BY_TIME_WINDOW.value)
+        if tracked and how.limit is not None:
+            # The walk's order is not time order: a listing stopped at the cap would move the
+            # timestamp (or window) past files it never saw, losing them for good
+            how = attrs.evolve(how, limit=None)
         now = int(time.time() * 1000)
         min_age = context.get_property(MIN_AGE).as_time_period("ms") or 0
         max_age = context.get_property(MAX_AGE).as_time_period("ms")
         min_size = context.get_property(MIN_SIZE).as_data_size("B") or 0
         max_size = context.get_property(MAX_SIZE).as_data_size("B")
+        walked = list(_sftp.walk(connection.sftp, root, how))
+        cap = context.get_property(_sftp.REMOTE_POLL_BATCH_SIZE).as_integer()
+        if tracked and cap is not None and len(walked) > cap:
+            context.logger.warning(
+                "Remote Poll Batch Size %s: %s files found under %s; all are listed, as %s "
+                "would otherwise move its state past the files not listed", cap, len(walked),
+                root, strategy,
+            )  # fmt: skip
+        if strategy == BY_TIME_WINDOW.value:
+            min_age = 0  # the window ends Minimum File Age ago: its files are old enough
         # NiFi filters age and size after the listing (Remote Poll Batch Size counts before)
-        for directory, attr in list(_sftp.walk(connection.sftp, root, how)):
+        for directory, attr in walked:
             name = attr.filename
             modified = int(attr.st_mtime or 0) * 1000
             size = int(attr.st_size or 0)
@@ -340,19 +364,22 @@ class ListSFTP(SourceProcessor):
 
 
 def time_window(
-    entries: Sequence[Entry[Any]], state: Mapping[str, str], *, now_ms: int, precision: str
-) -> tuple[list[Entry[Any]], int]:
+    entries: Sequence[Entry[Any]], state: Mapping[str, str], *, now_ms: int, precision: str,
+    min_age_ms: int = 0,
+) -> tuple[list[Entry[Any]], int]:  # fmt: skip
     """NiFi's ``listByTimeWindow``: the entries in this window, oldest first, and its end.
 
     The window starts at the last one's end (``listing.timestamp``, inclusive; 0 at first)
     and ends, exclusive, at *now_ms* less the listing lag of the Target System Timestamp
     Precision (detected from the entries at or after the start, as NiFi's listing drops
-    older ones first).
+    older ones first), or Minimum File Age ago when that is longer: a file too young for
+    this window is in the next one (filtered out by age while the window moved past its
+    time, it would never be listed).
     """
     lower = int(state.get(LISTED_KEY) or 0)
     candidates = [e for e in entries if e.timestamp >= lower]
     _, lag = lag_of(precision, [e.timestamp for e in candidates])
-    upper = now_ms - lag
+    upper = now_ms - int(max(lag, min_age_ms))
     inside = [e for e in candidates if e.timestamp < upper]
     inside.sort(key=lambda e: e.timestamp)  # stable: entries of one time stay as listed
     return inside, upper

@@ -253,14 +253,7 @@ class PutSFTP(Processor):
                 )
         _set_owner(context, sftp, flowfile, upload)
         if upload != target:
-            # REPLACE and NONE: SFTP v3's rename does not overwrite (NiFi removes first too)
-            with contextlib.suppress(OSError):  # none there, or a directory: the rename says
-                sftp.remove(target)
-            try:
-                sftp.rename(upload, target)
-            except OSError:
-                sftp.remove(upload)  # NiFi's: no temporary file left behind
-                raise
+            _replace(sftp, upload, target)
         modified = (
             context.get_property(LAST_MODIFIED_TIME).evaluate_attribute_expressions(flowfile).value
         )
@@ -283,6 +276,30 @@ class PutSFTP(Processor):
                         target, modified, error,
                     )  # fmt: skip
         return None, target
+
+
+def _replace(sftp: Any, upload: str, target: str) -> None:
+    """Rename *upload* over *target* (REPLACE and NONE), the temporary file removed on failure.
+
+    OpenSSH's ``posix-rename@openssh.com`` replaces in one step, so a failing rename leaves
+    the old file; only a server without it gets SFTP v3's remove-then-rename (NiFi's), which
+    loses both when the rename fails.
+    """
+    try:
+        sftp.posix_rename(upload, target)
+    except OSError as error:
+        if error.errno is not None or "unsupported" not in str(error).lower():
+            sftp.remove(upload)  # NiFi's: no temporary file left behind
+            raise
+    else:
+        return
+    with contextlib.suppress(OSError):  # none there, or a directory: the rename says
+        sftp.remove(target)
+    try:
+        sftp.rename(upload, target)
+    except OSError:
+        sftp.remove(upload)
+        raise
 
 
 def _set_owner(context: ProcessContext, sftp: Any, flowfile: Any, path: str) -> None:

@@ -20,6 +20,10 @@ USER = "flow"
 PASSWORD = "flow-secret-password"
 #: setstat (chmod, utime) on a path holding this is refused, as some servers refuse it
 REFUSE_SETSTAT = "nosetstat"
+#: a plain (SFTP v3) rename onto a path holding this fails
+REFUSE_RENAME = "norename"
+#: posix-rename@openssh.com onto a path holding this is unsupported, as on a server without it
+POSIX_RENAME_OFF = "noposixrename"
 
 
 def _paramiko() -> Any:
@@ -41,7 +45,16 @@ def _server_classes(root: Path, client_public: str) -> tuple[type, type]:
 
     class Sftp(paramiko.SFTPServerInterface):
         def _real(self, path: str) -> str:
-            return str(root / self.canonicalize(path).lstrip("/"))
+            plain = paramiko.SFTPServerInterface.canonicalize(self, path)  # links kept
+            return str(root / plain.lstrip("/"))
+
+        def canonicalize(self, path: str) -> str:
+            """REALPATH resolves links, as OpenSSH's realpath(3) does."""
+            real = os.path.realpath(self._real(path))
+            relative = os.path.relpath(real, os.path.realpath(root))
+            if relative.startswith(".."):
+                return paramiko.SFTPServerInterface.canonicalize(self, path)
+            return "/" if relative == "." else "/" + relative
 
         def list_folder(self, path: str) -> Any:
             real = self._real(path)
@@ -88,10 +101,21 @@ def _server_classes(root: Path, client_public: str) -> tuple[type, type]:
             return paramiko.sftp.SFTP_OK
 
         def rename(self, old: str, new: str) -> int:
+            if REFUSE_RENAME in new:
+                return paramiko.sftp.SFTP_FAILURE  # a rename that fails (disk, quota, ...)
             if os.path.exists(self._real(new)):
                 return paramiko.sftp.SFTP_FAILURE  # SFTP v3: rename does not overwrite
             try:
                 os.rename(self._real(old), self._real(new))
+            except OSError as e:
+                return paramiko.SFTPServer.convert_errno(e.errno)
+            return paramiko.sftp.SFTP_OK
+
+        def posix_rename(self, old: str, new: str) -> int:
+            if POSIX_RENAME_OFF in new:
+                return paramiko.sftp.SFTP_OP_UNSUPPORTED  # a server without the extension
+            try:
+                os.replace(self._real(old), self._real(new))
             except OSError as e:
                 return paramiko.SFTPServer.convert_errno(e.errno)
             return paramiko.sftp.SFTP_OK

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from flowcore.services import MapCacheService
 from flowcore.testing import TestRunner
 from processors._listing import Entry
+from processors.sftp import list_sftp as list_module
 from processors.sftp.list_sftp import ListSFTP, time_window
 from tests.processors.sftp.sftp_server import PASSWORD, USER, SftpServer, configure
 
@@ -413,3 +414,94 @@ def test_time_window_through_the_engine_lists_each_file_once(
         _old(remote / "c.txt", b"c", age=0)
     assert counts == [2, 1]
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == ["a.txt", "b.txt", "c.txt"]
+
+
+def test_follow_symlink_loops_list_each_file_once(sftp_server: SftpServer, remote: Path) -> None:
+    """Links back up the tree (``l1 -> .``, ``l2 -> .``) are not walked again: one FlowFile."""
+    _old(remote / "a.txt", b"a")
+    (remote / "l1").symlink_to(remote, target_is_directory=True)
+    (remote / "l2").symlink_to(remote, target_is_directory=True)
+    runner = TestRunner(ListSFTP())
+    settings_ = {"Remote Path": f"/{remote.name}", "Listing Strategy": "none",
+                 "Search Recursively": "true", "Follow symlink": "true"}  # fmt: skip
+    configure(runner, sftp_server, **settings_)
+    runner.run()
+    listed = [f"{f.attributes['path']}/{f.attributes['filename']}"
+              for f in runner.flowfiles_for("success")]  # fmt: skip
+    assert listed == [f"/{remote.name}/a.txt"]
+
+
+def test_only_regular_files_are_listed(sftp_server: SftpServer, remote: Path) -> None:
+    """A FIFO (or device, socket) is not listed: there is nothing to fetch from it."""
+    _old(remote / "a.txt", b"a")
+    os.mkfifo(remote / "pipe")
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}", "Listing Strategy": "none"})
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["a.txt"]
+
+
+@pytest.mark.parametrize("strategy", ["timestamps", "time-window"])
+def test_remote_poll_batch_size_loses_no_file_under_tracked_state(
+    sftp_server: SftpServer, remote: Path, strategy: str
+) -> None:
+    """A walk stopped at Remote Poll Batch Size would move the state past the files it never
+    saw (walk order is not time order): these strategies list them all, and warn."""
+    for i in range(5):
+        _old(remote / f"f{i}.txt", b"x", age=300 - i * 10)
+    runner = TestRunner(ListSFTP())
+    settings_ = {"Remote Path": f"/{remote.name}", "Listing Strategy": strategy,
+                 "Remote Poll Batch Size": "2"}  # fmt: skip
+    configure(runner, sftp_server, **settings_)
+    runner.run(3)
+    names = sorted(f.attributes["filename"] for f in runner.flowfiles_for("success"))
+    assert names == [f"f{i}.txt" for i in range(5)]
+
+
+def test_time_window_lists_a_file_once_old_enough(
+    sftp_server: SftpServer, remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Time Window with Minimum File Age: a file too young for one window is in a later one
+    (the window once moved past it while the age filter dropped it: never listed)."""
+    _old(remote / "old.txt", b"o", age=300)
+    _old(remote / "young.txt", b"y", age=50)
+    clock = [time.time()]
+    fake = type(
+        "Clock",
+        (),
+        {
+            "time": staticmethod(lambda: clock[0]),
+            "sleep": staticmethod(lambda s: clock.__setitem__(0, clock[0] + s)),
+        },
+    )
+    monkeypatch.setattr(list_module, "time", fake)
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}",
+                                      "Listing Strategy": "time-window",
+                                      "Minimum File Age": "100 sec"})  # fmt: skip
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["old.txt"]
+    clock[0] += 60  # young.txt is 110 s old now
+    runner.run()
+    names = [f.attributes["filename"] for f in runner.flowfiles_for("success")]
+    assert names == ["old.txt", "young.txt"]
+
+
+def test_time_window_waits_not_for_files_listed_already(
+    sftp_server: SftpServer, remote: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An empty window waits only for files at or after its start: those listed already
+    (before the last window's end) are not held back (a second run slept ~a minute)."""
+    _old(remote / "a.txt", b"a", age=3)
+    slept: list[float] = []
+    fake = type("Clock", (), {"time": staticmethod(time.time), "sleep": staticmethod(slept.append)})
+    monkeypatch.setattr(list_module, "time", fake)
+    runner = TestRunner(ListSFTP())
+    configure(runner, sftp_server, **{"Remote Path": f"/{remote.name}",
+                                      "Listing Strategy": "time-window"})  # fmt: skip
+    runner.run()
+    assert [f.attributes["filename"] for f in runner.flowfiles_for("success")] == ["a.txt"]
+    slept.clear()
+    runner.run()
+    assert len(runner.flowfiles_for("success")) == 1
+    assert slept == []

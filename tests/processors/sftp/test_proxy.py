@@ -6,12 +6,14 @@ import contextlib
 import socket
 import struct
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from flowcore.testing import TestRunner
+from processors.sftp import _proxy
 from processors.sftp.fetch_sftp import FetchSFTP
 from tests.processors.sftp.sftp_server import SftpServer, configure
 
@@ -157,3 +159,50 @@ def test_a_proxy_type_without_a_host_names_the_fix(sftp_server: SftpServer, remo
     """Proxy Type HTTP without Proxy Host and Port: one error naming both properties."""
     with pytest.raises(Exception, match="Proxy Type HTTP needs Proxy Host and Proxy Port"):
         _fetch(sftp_server, remote, **{"Proxy Type": "HTTP"})
+
+
+def _scripted(answer: bytes, drip: float = 0.0) -> tuple[str, int]:
+    """A one-connection proxy that reads the request then sends *answer* (a byte each *drip* s)."""
+    server = socket.create_server(("127.0.0.1", 0))
+
+    def run() -> None:
+        with contextlib.suppress(OSError), server:
+            conn, _ = server.accept()
+            with conn:
+                conn.recv(4096)
+                for i in range(len(answer)) if drip else [None]:
+                    conn.sendall(answer[i : i + 1] if i is not None else answer)
+                    if drip:
+                        time.sleep(drip)
+                time.sleep(1)
+
+    threading.Thread(target=run, daemon=True).start()
+    return server.getsockname()[:2]
+
+
+def test_a_dripping_proxy_ends_at_one_deadline() -> None:
+    """A proxy answering a byte at a time ends the handshake at the timeout, not per byte."""
+    where = _scripted(b"HTTP/1.1 200 OK\r\nX: " + b"a" * 100, drip=0.05)
+    with pytest.raises(_proxy.ProxyError, match="in time"):
+        _proxy.open_tunnel("HTTP", where, ("h", 22), timeout=0.5)
+
+
+@pytest.mark.parametrize(
+    ("kind", "target", "user", "answer", "match"),
+    [
+        ("SOCKS", ("h", 22), "u" * 300, b"\x05\x02", "Http Proxy Username is 300 bytes"),
+        ("SOCKS", ("h" * 300, 22), None, b"\x05\x00", "is 300 bytes"),
+        ("HTTP", ("h\r\nX-Injected: 1", 22), None, b"", "control characters"),
+        ("SOCKS", ("h", 22), None, b"\x05\x02", "none of the offered"),
+        ("SOCKS", ("h", 22), None, b"\x04\x00", "version 4, not 5"),
+        ("SOCKS", ("h", 22), "u", b"\x05\x02\x02\x00", "version 2, not 1"),
+        ("HTTP", ("h", 22), None, b"SSH-2.0-x 200\r\n\r\n", "out of HTTP"),
+    ],
+)
+def test_a_request_the_protocol_cannot_carry_or_an_answer_out_of_it_is_refused(
+    kind: str, target: tuple[str, int], user: str | None, answer: bytes, match: str
+) -> None:
+    """Over-long fields, a host with control characters (header injection), a method not
+    offered and wrong version bytes or status line end in ProxyError (an OSError)."""
+    with pytest.raises(_proxy.ProxyError, match=match):
+        _proxy.open_tunnel(kind, _scripted(answer), target, timeout=2, user=user, password="p")

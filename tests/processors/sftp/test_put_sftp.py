@@ -10,7 +10,13 @@ import pytest
 
 from flowcore.testing import TestRunner
 from processors.sftp.put_sftp import PutSFTP
-from tests.processors.sftp.sftp_server import REFUSE_SETSTAT, SftpServer, configure
+from tests.processors.sftp.sftp_server import (
+    POSIX_RENAME_OFF,
+    REFUSE_RENAME,
+    REFUSE_SETSTAT,
+    SftpServer,
+    configure,
+)
 
 
 def _runner(server: SftpServer, remote: Path, **more: str) -> TestRunner:
@@ -261,3 +267,18 @@ def test_temporary_filename_and_no_dot_rename(
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     assert f"on /{remote.name}/{REFUSE_SETSTAT}.txt to 600" in caplog.text
+
+
+@pytest.mark.parametrize("name", [f"{REFUSE_RENAME}.txt", f"{POSIX_RENAME_OFF}.txt"])
+def test_replacing_renames_in_one_step_when_the_server_can(
+    sftp_server: SftpServer, remote: Path, name: str
+) -> None:
+    """posix-rename@openssh.com replaces the old file in one step (remove-then-rename lost
+    both when the rename failed); a server without it gets remove-then-rename."""
+    (remote / name).write_bytes(b"old")
+    runner = _runner(sftp_server, remote)
+    runner.enqueue(b"new", {"filename": name})
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert (remote / name).read_bytes() == b"new"
+    assert sorted(p.name for p in remote.iterdir()) == [name]
