@@ -171,6 +171,55 @@ def warn_missing(context: Any, cache: str, key: str) -> None:
     )
 
 
+def track_in_session(
+    context: Any,
+    session: Any,
+    payload: Mapping[str, Any],
+    entities: Sequence[T],
+    identify: Callable[[T], tuple[str, int, int]],
+    *,
+    now_ms: int,
+    descriptors: tuple[PropertyDescriptor, PropertyDescriptor, PropertyDescriptor] | None = None,
+) -> list[T]:
+    """:func:`track_entities` for a lister's work item, set up from the processor's properties.
+
+    The cache, window and target come from the processor's properties; the entry lives in the
+    session's map cache (committed with the item's FlowFiles), keyed by the component's id.
+
+    Args:
+        context: the processor's context.
+        session: the item's session.
+        payload: the work item's payload (``listing``, ``forget``, ``part``/``parts``, ``now``).
+        entities: the item's entities.
+        identify: an entity's (identifier, timestamp ms, size).
+        now_ms: the time the window ends at.
+        descriptors: the processor's State Cache, Time Window and Initial Listing Target
+            descriptors when not this module's (ListFile names its own).
+    """
+    cache_prop, window_prop, target_prop = descriptors or (
+        TRACKING_STATE_CACHE,
+        TRACKING_TIME_WINDOW,
+        INITIAL_LISTING_TARGET,
+    )
+    name = context.get_property(cache_prop).value or ""
+    key = cache_key(context.component.id)
+    window = context.get_property(window_prop).evaluate_attribute_expressions()
+    return track_entities(
+        session.map_cache(name),
+        key,
+        entities,
+        identify=identify,
+        listing=payload["listing"],
+        now_ms=now_ms,
+        window_ms=int(window.as_time_period("ms") or 0),
+        initial_all=context.get_property(target_prop).value != INITIAL_WINDOW.value,
+        forget=bool(payload.get("forget")),
+        part=(payload.get("part", 0), payload.get("parts", 1)),
+        listed_at=payload.get("now", 0),
+        on_missing=lambda: warn_missing(context, name, key),
+    )
+
+
 def track_entities(
     cache: Any,
     key: str,

@@ -398,24 +398,18 @@ class ListFile(SourceProcessor):
         evaluated wherever the task runs) would only start the tracking over whenever a task
         or the driver runs on another host.
         """
-        name = context.get_property(props.TRACKING_STATE_CACHE).value or ""
-        cache = session.map_cache(name)
-        key = tracking.cache_key(context.component.id)
-        window = context.get_property(props.TRACKING_TIME_WINDOW)
-        target = context.get_property(props.INITIAL_LISTING_TARGET).value
-        return tracking.track_entities(
-            cache,
-            key,
+        return tracking.track_in_session(
+            context,
+            session,
+            item.payload,
             item.payload.get("files", ()),
-            identify=lambda f: (str(key_path(f[0])), int(f[2] * 1000), f[1]),
-            listing=item.payload["listing"],
+            lambda f: (str(key_path(f[0])), int(f[2] * 1000), f[1]),
             now_ms=context.now(),
-            window_ms=int(window.evaluate_attribute_expressions().as_time_period("ms") or 0),
-            initial_all=target != tracking.INITIAL_WINDOW.value,
-            forget=bool(item.payload.get("forget")),
-            part=(item.payload.get("part", 0), item.payload.get("parts", 1)),
-            listed_at=item.payload.get("now", 0),
-            on_missing=lambda: tracking.warn_missing(context, name, key),
+            descriptors=(
+                props.TRACKING_STATE_CACHE,
+                props.TRACKING_TIME_WINDOW,
+                props.INITIAL_LISTING_TARGET,
+            ),
         )
 
     def read_work_batches(

@@ -403,28 +403,17 @@ class ListS3(SourceProcessor):
         objects: Sequence[dict[str, Any]],
     ) -> list[dict[str, Any]]:
         """NiFi's ListedEntityTracker: the objects new or changed since the cache's entry."""
-        name = context.get_property(tracking.TRACKING_STATE_CACHE).value or ""
-        cache = session.map_cache(name)
-        key = tracking.cache_key(context.component.id)
-        window = context.get_property(tracking.TRACKING_TIME_WINDOW)
-        target = context.get_property(tracking.INITIAL_LISTING_TARGET).value
-        return tracking.track_entities(
-            cache,
-            key,
+        return tracking.track_in_session(
+            context,
+            session,
+            payload,
             objects,
-            identify=lambda e: (
+            lambda e: (
                 f"{e['key']}_{e.get('version') or 'null'}",
                 e["lastModified"],
                 e["size"],
             ),
-            listing=payload["listing"],
             now_ms=int(time.time() * 1000),
-            window_ms=int(window.evaluate_attribute_expressions().as_time_period("ms") or 0),
-            initial_all=target != tracking.INITIAL_WINDOW.value,
-            forget=bool(payload.get("forget")),
-            part=(payload.get("part", 0), payload.get("parts", 1)),
-            listed_at=payload.get("now", 0),
-            on_missing=lambda: tracking.warn_missing(context, name, key),
         )
 
 

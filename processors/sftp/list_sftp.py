@@ -392,23 +392,13 @@ def _untracked(
     files: Sequence[Any],
 ) -> list[Any]:
     """NiFi's ListedEntityTracker: the files new or changed since the cache's entry."""
-    name = context.get_property(tracking.TRACKING_STATE_CACHE).value or ""
-    cache = session.map_cache(name)
-    key = tracking.cache_key(context.component.id)
-    window = context.get_property(tracking.TRACKING_TIME_WINDOW)
-    target = context.get_property(tracking.INITIAL_LISTING_TARGET).value
-    return tracking.track_entities(
-        cache,
-        key,
+    return tracking.track_in_session(
+        context,
+        session,
+        payload,
         files,
-        identify=lambda f: (posixpath.join(f[0], f[1]), f[3], f[2]),
-        listing=payload["listing"],
+        lambda f: (posixpath.join(f[0], f[1]), f[3], f[2]),
         now_ms=int(time.time() * 1000),
-        window_ms=int(window.evaluate_attribute_expressions().as_time_period("ms") or 0),
-        initial_all=target != tracking.INITIAL_WINDOW.value,
-        forget=bool(payload.get("forget")),
-        listed_at=payload.get("now", 0),
-        on_missing=lambda: tracking.warn_missing(context, name, key),
     )
 
 
