@@ -142,6 +142,31 @@ _OPTIONS = re.compile(r";\w+=.*$")
 _PROPERTIES_TAIL = re.compile(r":\w+=.*$")
 
 
+#: A host with its port (or a bracketed IPv6 address) and what may follow it in a URL.
+_HOST_AFTER_AT = re.compile(r"(?:[\w.\-%]+|\[[0-9A-Fa-f:.]+\])(?::\d+)?(?=[/?;,]|$)")
+_HOST = re.compile(r"(?:[\w.\-%]+|\[[0-9A-Fa-f:.]+\])(?::\d+)?")
+
+
+def _userinfo_end(rest: str) -> int:
+    """Where the host starts in *rest* (after ``scheme://``): past ``user:password@``, else 0.
+
+    A password may hold ``/ ? ; @``, so the userinfo ends at the last ``@`` followed by a
+    host; an ``@`` inside an option's value (``h:1433;password=ti@ger``, ``h/db?x=a@b``: the
+    URL starts with a host and the ``@`` follows ``key=``) is not one. When in doubt the text
+    before the ``@`` is dropped: a wrong host in provenance, never a password.
+    """
+    for at in reversed([i for i, c in enumerate(rest) if c == "@"]):
+        if _HOST_AFTER_AT.match(rest, at + 1) is None:
+            continue
+        before = rest[:at]
+        head = re.split(r"[/?;]", before, maxsplit=1)[0]
+        cut = max(before.rfind(c) for c in "?;&")
+        if cut >= 0 and "=" in before[cut + 1 :] and _HOST.fullmatch(head):
+            continue  # an option's value holding '@'
+        return at + 1
+    return 0
+
+
 def transit_uri(url: str) -> str:
     """NiFi's provenance transit URI for a connection: ``jdbc:postgresql://host:port/db``.
 
@@ -160,14 +185,16 @@ def transit_uri(url: str) -> str:
     if oracle is not None:
         head = url.split("//", 1)[0]  # the credentials end at the last @ before any //
         url = f"{oracle[1]}{url[head.rfind('@') :]}"
+    if "://" in url:
+        scheme, rest = url.split("://", 1)
+        rest = rest[_userinfo_end(rest) :]
+        rest = _SECRET_GROUP.sub("", rest)
+        rest = _SECRET_ENTRY.sub("", rest).replace(",)", ")")
+        authority, path = re.match(r"([^/?;]*)(.*)", rest, re.S).groups()  # type: ignore[union-attr]
+        path = _PROPERTIES_TAIL.sub("", path.split("?", 1)[0].split(";", 1)[0])
+        return f"{prefix}{scheme.split('+', 1)[0]}://{authority}{path}"
     url = _SECRET_GROUP.sub("", url)
     url = _SECRET_ENTRY.sub("", url).replace(",)", ")")
     url = _OPTIONS.sub("", url)
-    if "://" in url:
-        scheme, rest = url.split("://", 1)
-        authority, path = re.match(r"([^/?]*)(.*)", rest).groups()  # type: ignore[union-attr]
-        authority = authority.rsplit("@", 1)[-1]
-        path = _PROPERTIES_TAIL.sub("", path.split("?", 1)[0].split(";", 1)[0])
-        return f"{prefix}{scheme.split('+', 1)[0]}://{authority}{path}"
     subprotocol, colon, rest = url.split("?", 1)[0].split(";", 1)[0].partition(":")
     return prefix + subprotocol + colon + _PROPERTIES_TAIL.sub("", rest)

@@ -80,6 +80,12 @@ def test_transit_uri_leaves_out_credentials_and_options() -> None:
         ("jdbc:sqlserver://h:1433;password=ti@ger", "jdbc:sqlserver://h:1433"),
         ("jdbc:postgresql://u:ti;ger@h:5432/db", "jdbc:postgresql://h:5432/db"),
         ("jdbc:mysql://h/db?x=a@b&password=tiger", "jdbc:mysql://h/db"),
+        ("postgresql+psycopg://u:pa/ss@host/db", "postgresql://host/db"),
+        ("jdbc:mysql://u:pa/ss@host:3306/db", "jdbc:mysql://host:3306/db"),
+        ("postgresql+psycopg://u:p?w@host/db", "postgresql://host/db"),
+        ("postgresql+psycopg://u:pa;s=x@host/db", "postgresql://host/db"),
+        ("jdbc:postgresql://u:123?ss@host/db", "jdbc:postgresql://host/db"),
+        ("jdbc:postgresql://[::1]:5432/db?user=a@b.com", "jdbc:postgresql://[::1]:5432/db"),
     ],
 )
 def test_transit_uri_leaves_out_every_credential_form(url: str, expected: str) -> None:
