@@ -221,9 +221,9 @@ def _masking_factory(made: Callable[..., logging.LogRecord]) -> Callable[..., lo
     Masking where the record is made, not in a handler, covers every logger and handler order
     (a handler on a child logger runs before one on ``flowcore.processors``). The traceback is
     formatted and masked into ``exc_text``, which formatters use rather than format
-    ``exc_info`` again; ``exc_info`` is cleared only when the traceback held a secret (handlers
-    such as Sentry's read the exception itself). The stack is masked likewise, and the
-    ``extra={...}`` fields as :meth:`logging.Logger.makeRecord` adds them. When the secrets
+    ``exc_info`` again; ``exc_info`` is cleared (handlers such as Sentry's read the exception
+    itself, its frames' locals included, where a secret the text lacks may be). The stack is
+    masked likewise, and the ``extra={...}`` fields as :meth:`logging.Logger.makeRecord` adds them. When the secrets
     cannot be looked up the record fails closed: it says :data:`WITHHELD`, nothing more,
     and the logging call still returns. A closure, not an object's ``__call__``: a record
     made where no processor runs pays one context-variable read.
@@ -266,22 +266,15 @@ def _mask(record: logging.LogRecord, secrets: list[str]) -> None:
     if record.exc_info and record.exc_info[0] is not None:
         text = record.exc_text or _FORMATTER.formatException(record.exc_info)
         record.exc_text = redact(text, secrets)
-        said = f"{text}\n{_said(record.exc_info[1])}"
-        if redact(said, secrets) != said:  # a handler reading the exception would show it
-            record.exc_info = None
+        # Formatters write exc_text; the exception itself goes: a handler reading it (Sentry,
+        # Rich, structlog) would show its frames' locals, its causes and its attributes,
+        # which may hold a secret the formatted text does not (a connect(password=...) frame).
+        record.exc_info = None
     elif record.exc_text:
         record.exc_text = redact(record.exc_text, secrets)
     if record.stack_info:
         record.stack_info = redact(record.stack_info, secrets)
     record.__dict__ = _MaskedExtra(record.__dict__, secrets)
-
-
-def _said(error: BaseException | None) -> str:
-    """What a handler reading *error* itself may show of it: its text and its arguments."""
-    try:
-        return f"{error}\n{error!r}"
-    except Exception:  # an exception that cannot say itself shows nothing of that kind
-        return ""
 
 
 class _MaskedExtra(dict):  # type: ignore[type-arg]

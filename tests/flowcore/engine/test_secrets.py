@@ -326,21 +326,31 @@ def kept() -> Iterator[tuple[logging.Logger, _Kept]]:
         log.propagate = True
 
 
-def test_a_traceback_without_a_secret_keeps_its_exception(
+def _connect(password: str) -> None:
+    """A driver's connect: the password is a local of the frame that raises."""
+    raise ConnectionError(f"authentication failed ({len(password)} characters)")
+
+
+def test_an_exception_goes_and_its_masked_traceback_stays(
     kept: tuple[logging.Logger, _Kept],
 ) -> None:
-    """exc_info stays for handlers that read the exception (Sentry's) unless it held a secret;
-    the masked exc_text is what formatters write either way."""
+    """While secrets are active exc_info goes, whether or not its text held one: a handler
+    reading the exception (Sentry's captures frames' locals) would show the password passed
+    to a connect call; the masked exc_text is what formatters write."""
     log, handler = kept
     with redacting(lambda: [OWN]):
-        for said in ("connection refused", f"bad password {OWN}"):
-            try:
-                raise ValueError(said)
-            except ValueError:
-                log.exception("failed")
+        try:
+            _connect("".join(OWN))
+        except ConnectionError:
+            log.exception("failed")
+        try:
+            raise ValueError(f"bad password {OWN}")
+        except ValueError:
+            log.exception("failed")
     clean, leaky = handler.records
-    assert clean.exc_info is not None
-    assert "ValueError: connection refused" in (clean.exc_text or "")
+    assert clean.exc_info is None  # its frames held the password as a local
+    assert "ConnectionError: authentication failed" in (clean.exc_text or "")
+    assert OWN not in logging.Formatter().format(clean)
     assert leaky.exc_info is None
     assert "ValueError: bad password ********" in (leaky.exc_text or "")
     assert OWN not in logging.Formatter().format(leaky)
