@@ -224,9 +224,10 @@ def _masking_factory(made: Callable[..., logging.LogRecord]) -> Callable[..., lo
     ``exc_info`` again; ``exc_info`` is cleared (handlers such as Sentry's read the exception
     itself, its frames' locals included, where a secret the text lacks may be). The stack is
     masked likewise, and the ``extra={...}`` fields as :meth:`logging.Logger.makeRecord` adds
-    them. When the secrets cannot be looked up the record fails closed: it says :data:`WITHHELD`, nothing more,
-    and the logging call still returns. A closure, not an object's ``__call__``: a record
-    made where no processor runs pays one context-variable read.
+    them. When the secrets cannot be looked up the record fails closed: it says
+    :data:`WITHHELD`, nothing more, and the logging call still returns. A closure, not an
+    object's ``__call__``: a record made where no processor runs pays one context-variable
+    read.
     """
 
     def make(*args: object, **kwargs: object) -> logging.LogRecord:
