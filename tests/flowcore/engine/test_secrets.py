@@ -328,7 +328,8 @@ def kept() -> Iterator[tuple[logging.Logger, _Kept]]:
 
 def _connect(password: str) -> None:
     """A driver's connect: the password is a local of the frame that raises."""
-    raise ConnectionError(f"authentication failed ({len(password)} characters)")
+    msg = f"authentication failed ({len(password)} characters)"
+    raise ConnectionError(msg)
 
 
 def test_an_exception_goes_and_its_masked_traceback_stays(
@@ -344,7 +345,8 @@ def test_an_exception_goes_and_its_masked_traceback_stays(
         except ConnectionError:
             log.exception("failed")
         try:
-            raise ValueError(f"bad password {OWN}")
+            msg = f"bad password {OWN}"
+            raise ValueError(msg)
         except ValueError:
             log.exception("failed")
     clean, leaky = handler.records
