@@ -466,19 +466,19 @@ def _walk(  # noqa: PLR0917 (the walk's parts)
     budget, listings, ancestors = counts
     if depth >= MAX_DEPTH:
         return
-    if how.follow:
+    if how.follow:  # only links make a tree walk without end: a plain tree has no bound
         real = sftp.normalize(directory)
         if real in ancestors:
             return  # a link back to a directory being walked: a loop
         ancestors |= {real}
-    listings[0] += 1
-    if listings[0] > MAX_LISTINGS:
-        msg = (
-            f"the walk under {root!r} listed more than {MAX_LISTINGS} directories (at "
-            f"{directory!r}): links between directories multiply it; set Follow symlink to "
-            "false or point Remote Path below the links"
-        )
-        raise ProcessException(msg)
+        listings[0] += 1
+        if listings[0] > MAX_LISTINGS:
+            msg = (
+                f"the walk under {root!r} listed more than {MAX_LISTINGS} directories (at "
+                f"{directory!r}) following links: links between directories multiply it; "
+                "set Follow symlink to false or point Remote Path below the links"
+            )
+            raise ProcessException(msg)
     relative = posixpath.relpath(directory, root)
     listed = how.path_filter is None or relative == "." or bool(
         re.fullmatch(how.path_filter, relative)

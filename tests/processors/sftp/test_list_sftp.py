@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import stat
 import time
 from pathlib import Path
 
@@ -505,3 +506,29 @@ def test_time_window_waits_not_for_files_listed_already(
     runner.run()
     assert len(runner.flowfiles_for("success")) == 1
     assert slept == []
+
+
+class _Attr:
+    """One entry of a fake server's directory listing."""
+
+    def __init__(self, name: str, mode: int) -> None:
+        self.filename, self.st_mode, self.st_mtime, self.st_size = name, mode, 0, 1
+
+
+class _WideTree:
+    """A server whose root holds more directories than a walk following links may list."""
+
+    def listdir_attr(self, directory: str) -> list[_Attr]:
+        if directory == "/r":
+            return [_Attr(f"d{i}", stat.S_IFDIR | 0o755) for i in range(5)]
+        return [_Attr("f", stat.S_IFREG | 0o644)]
+
+
+def test_a_wide_tree_without_following_links_is_walked_whole(monkeypatch) -> None:
+    """The bound on directories listed holds only while following links (links multiply a
+    walk; a plain tree cannot loop): more directories than the bound are all walked."""
+    from processors.sftp import _sftp
+
+    monkeypatch.setattr(_sftp, "MAX_LISTINGS", 3)
+    how = _sftp.Walk(recursive=True, follow=False)
+    assert len(list(_sftp.walk(_WideTree(), "/r", how))) == 5
