@@ -282,15 +282,17 @@ def _replace(sftp: Any, upload: str, target: str) -> None:
     """Rename *upload* over *target* (REPLACE and NONE), the temporary file removed on failure.
 
     OpenSSH's ``posix-rename@openssh.com`` replaces in one step, so a failing rename leaves
-    the old file; only a server without it gets SFTP v3's remove-then-rename (NiFi's), which
-    loses both when the rename fails.
+    the old file; when it fails with the upload still there (a server without the extension,
+    whatever words its error uses), SFTP v3's remove-then-rename (NiFi's) runs, which loses
+    both when that rename fails too.
     """
     try:
         sftp.posix_rename(upload, target)
-    except OSError as error:
-        if error.errno is not None or "unsupported" not in str(error).lower():
-            sftp.remove(upload)  # NiFi's: no temporary file left behind
-            raise
+    except OSError:  # servers word a missing extension in their own ways: the upload decides
+        try:
+            sftp.stat(upload)
+        except OSError:
+            raise  # the upload is gone: nothing to rename
     else:
         return
     with contextlib.suppress(OSError):  # none there, or a directory: the rename says

@@ -24,6 +24,8 @@ REFUSE_SETSTAT = "nosetstat"
 REFUSE_RENAME = "norename"
 #: posix-rename@openssh.com onto a path holding this is unsupported, as on a server without it
 POSIX_RENAME_OFF = "noposixrename"
+#: ... refused with a generic failure instead (servers word a missing extension their own way)
+POSIX_RENAME_FAILS = "posixrenamefails"
 
 
 def _paramiko() -> Any:
@@ -114,6 +116,8 @@ def _server_classes(root: Path, client_public: str) -> tuple[type, type]:
         def posix_rename(self, old: str, new: str) -> int:
             if POSIX_RENAME_OFF in new:
                 return paramiko.sftp.SFTP_OP_UNSUPPORTED  # a server without the extension
+            if POSIX_RENAME_FAILS in new:
+                return paramiko.sftp.SFTP_FAILURE
             try:
                 os.replace(self._real(old), self._real(new))
             except OSError as e:

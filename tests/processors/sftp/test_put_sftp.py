@@ -11,6 +11,7 @@ import pytest
 from flowcore.testing import TestRunner
 from processors.sftp.put_sftp import PutSFTP
 from tests.processors.sftp.sftp_server import (
+    POSIX_RENAME_FAILS,
     POSIX_RENAME_OFF,
     REFUSE_RENAME,
     REFUSE_SETSTAT,
@@ -269,12 +270,15 @@ def test_temporary_filename_and_no_dot_rename(
     assert f"on /{remote.name}/{REFUSE_SETSTAT}.txt to 600" in caplog.text
 
 
-@pytest.mark.parametrize("name", [f"{REFUSE_RENAME}.txt", f"{POSIX_RENAME_OFF}.txt"])
+@pytest.mark.parametrize(
+    "name", [f"{REFUSE_RENAME}.txt", f"{POSIX_RENAME_OFF}.txt", f"{POSIX_RENAME_FAILS}.txt"]
+)
 def test_replacing_renames_in_one_step_when_the_server_can(
     sftp_server: SftpServer, remote: Path, name: str
 ) -> None:
     """posix-rename@openssh.com replaces the old file in one step (remove-then-rename lost
-    both when the rename failed); a server without it gets remove-then-rename."""
+    both when the rename failed); a server without it gets remove-then-rename, whatever
+    failure it answers the extension with."""
     (remote / name).write_bytes(b"old")
     runner = _runner(sftp_server, remote)
     runner.enqueue(b"new", {"filename": name})
