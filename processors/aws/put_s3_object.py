@@ -382,7 +382,10 @@ class PutS3Object(Processor):
         """
         if resource is not None:
             md5 = resource.content_md5()
-            args = {**_request_args(extra), "ContentMD5": md5}
+            args = _request_args(extra)
+            directory_bucket = bucket.endswith(DIRECTORY_BUCKET_SUFFIX)
+            if not directory_bucket:  # S3 Express takes no MD5, and its ETag is none
+                args = {**args, "ContentMD5": md5}
             with resource.open() as src:
                 try:
                     result = dict(client.put_object(Bucket=bucket, Key=key, Body=src, **args))
@@ -391,7 +394,8 @@ class PutS3Object(Processor):
                         raise FileChangedError(resource.changed_message()) from error
                     raise
             resource.check_unchanged()
-            _check_etag(resource, result, md5)
+            if not directory_bucket:
+                _check_etag(resource, result, md5)
             return result
         with (
             tempfile.SpooledTemporaryFile(max_size=IN_MEMORY) as spool,
@@ -402,6 +406,11 @@ class PutS3Object(Processor):
             spool.seek(0)
             args = _request_args(extra)
             return dict(client.put_object(Bucket=bucket, Key=key, Body=spool, **args))
+
+
+#: S3 Express One Zone's directory buckets end so; they refuse Content-MD5 (checksums only)
+#: and their ETags are not the content's MD5.
+DIRECTORY_BUCKET_SUFFIX = "--x-s3"
 
 
 def _check_etag(resource: FileResource, result: dict[str, Any], md5: str) -> None:

@@ -698,3 +698,28 @@ def test_filename_climbing_out_of_absolute_path_fails(
     message = runner.flowfiles_for("failure")[0].attributes["s3.errorMessage"]
     assert message.startswith("Evaluated path has a '..' segment: ")
     assert "Contents" not in s3.list_objects_v2(Bucket=bucket)
+
+
+def test_a_directory_bucket_gets_no_content_md5_and_no_etag_check(tmp_path: Any) -> None:
+    """S3 Express directory buckets (`--x-s3`) refuse Content-MD5 and their ETag is no MD5:
+    a single PUT from a file sends none there and does not judge the ETag; another bucket
+    gets both (moto cannot serve a directory bucket: boto3 opens a CreateSession first)."""
+    from processors.aws.put_s3_object import PutS3Object
+    from processors.file_resource import FileChangedError, FileResource
+
+    local = tmp_path / "small.bin"
+    local.write_bytes(b"first")
+    sent: list[dict[str, Any]] = []
+
+    class Recording:
+        def put_object(self, **params: Any) -> dict[str, Any]:
+            sent.append(params)
+            return {"ETag": '"0123456789abcdef0123456789abcdef"'}
+
+    resource = FileResource.of(str(local))
+    express = "flowcore-express--usw2-az1--x-s3"
+    PutS3Object._put(Recording(), None, None, express, "k", {}, resource)  # type: ignore[arg-type]
+    assert "ContentMD5" not in sent[0]
+    with pytest.raises(FileChangedError):
+        PutS3Object._put(Recording(), None, None, "plain", "k", {}, resource)  # type: ignore[arg-type]
+    assert sent[1]["ContentMD5"] == "iwTV43ddKY54RV78XKQE1Q=="  # MD5 of b"first"
