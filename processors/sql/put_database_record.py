@@ -29,6 +29,7 @@ from flowcore.errors import AfterCommitRetry, ProcessException
 from flowcore.flowfile import FlowFile
 from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
+from flowcore.properties import PropertyDescriptor
 from flowcore.record_path import compile_record_path
 from flowcore.records.record_io import RECORD_FAILURES, read_records
 from flowcore.session.process_session import ProcessSession
@@ -198,17 +199,21 @@ class PutDatabaseRecord(Processor):
         ):
             if gid is not None:
                 prepared.begin(connection)
-            places = []  # where the FlowFile's own SQL comes from (named if PREPARE fails)
-            pre = self._sql(context, flowfile, PRE_PROCESSING_SQL)
-            if pre:
-                places.append(PRE_PROCESSING_SQL.name)
-            run_statements(
-                connection,
-                pre,
-                PRE_PROCESSING_SQL.name,
-                two_phase=PRE_PROCESSING_SQL.name if gid is not None else None,
-                timeout=timeout,
-            )
+            places: list[
+                str
+            ] = []  # where the FlowFile's own SQL comes from (named if PREPARE fails)
+
+            def user_sql(descriptor: PropertyDescriptor) -> None:
+                """Pre- or Post-Processing SQL, in the FlowFile's transaction."""
+                text = self._sql(context, flowfile, descriptor)
+                if text:
+                    places.append(descriptor.name)
+                two_phase = descriptor.name if gid is not None else None
+                run_statements(
+                    connection, text, descriptor.name, two_phase=two_phase, timeout=timeout
+                )
+
+            user_sql(PRE_PROCESSING_SQL)
             if statement_type == SQL_TYPE:  # each record's field is run
                 count = execute_sql_field(
                     connection,
@@ -231,16 +236,7 @@ class PutDatabaseRecord(Processor):
                     with query_timeout(connection.connection, timeout, "statement"):
                         count += writer.write(connection, batch, batch_size)
                 counters.update(writer.counters())
-            post = self._sql(context, flowfile, POST_PROCESSING_SQL)
-            if post:
-                places.append(POST_PROCESSING_SQL.name)
-            run_statements(
-                connection,
-                post,
-                POST_PROCESSING_SQL.name,
-                two_phase=POST_PROCESSING_SQL.name if gid is not None else None,
-                timeout=timeout,
-            )
+            user_sql(POST_PROCESSING_SQL)
             if gid is not None:  # committed after the FlowFile is (run_after_commit_actions)
                 prepared.prepare(connection, gid, places)
         if gid is not None:
