@@ -555,9 +555,12 @@ class Controller:
                 time.sleep(min(max(until - now, 1), 1000) / 1000)
                 continue
             rested = self.sources.yield_ends(continuous)
-            if rested is not None and not continuous:
+            if rested is not None and not continuous and (rested > now or idle < MAX_IDLE_WAITS):
                 # A source yielded (its database is down): its remaining triggers wait out
-                # the yield, as NiFi's would; they are bounded, so the run still ends.
+                # the yield, as NiFi's would; they are bounded, so the run still ends. A rest
+                # already over (its source held back since, by back pressure say) is idling.
+                if rested <= now:
+                    idle += 1
                 time.sleep(min(max(rested - now, 1), 1000) / 1000)
                 continue
             if wait is not None and (continuous or idle < MAX_IDLE_WAITS):

@@ -336,11 +336,14 @@ class SourceLister:
         until it runs out), so the run still ends.
         """
         now = now_ms()
+        # A batch run also counts a rest already over whose source has not listed since (the
+        # yield ended between the stage's run and this check): it is due now, not done.
         ends = [
             until
             for plan in self._plans
             for member in plan.source_members
-            if (until := self._yielded_until.get(member.component_id, 0)) > now
+            if (until := self._yielded_until.get(member.component_id, 0))
+            and (until > now or not continuous)
             and self.active(member, continuous)
         ]
         return min(ends) if ends else None

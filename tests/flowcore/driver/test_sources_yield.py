@@ -111,10 +111,10 @@ class FlakyTable(SourceProcessor):
         session.transfer(session.create(), "success")
 
 
-def _run_flaky(tmp_path: Path, down: int) -> RunResult:
+def _run_flaky(tmp_path: Path, down: int, rest: str = "1 ms") -> RunResult:
     FlakyTable.down, FlakyTable.listings = down, 0
     flow = Flow("flaky")
-    table = flow.add(FlakyTable(), name="table", yield_duration="1 ms")
+    table = flow.add(FlakyTable(), name="table", yield_duration=rest)
     flow.auto_terminate(table, "success")
     settings = Settings(sync=False, parallelism=1, poll_interval="0 sec")
     return run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
@@ -139,3 +139,13 @@ def test_a_bounded_source_that_keeps_yielding_nothing_ends_the_run_unfinished(
     assert not result.finished
     assert "yielded with nothing listed" in result.yielded["table"]
     assert "table stopped listing: its listing yielded" in result.summary()
+
+
+def test_a_rest_over_before_the_run_looks_still_lists_again(tmp_path: Path) -> None:
+    """A yield whose rest is already over when the batch run checks for work (Yield Duration
+    0 here; 1 ms on a busy machine) is due, not done: the source lists again and reads its
+    rows (the run ended after the first yielded listing, as if exhausted)."""
+    result = _run_flaky(tmp_path, down=3, rest="0 sec")
+    assert FlakyTable.listings == 5  # three yielded, the rows, then nothing left
+    assert result.transfers["table"]["success"][0] == 1
+    assert result.finished
