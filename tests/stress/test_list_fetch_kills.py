@@ -90,6 +90,19 @@ def _run(workdir: Path) -> subprocess.Popen:
     )  # fmt: skip
 
 
+def _written(out: Path) -> int:
+    """How many files PutFile has written (it makes the directory with its first)."""
+    return len(list(out.iterdir())) if out.exists() else 0
+
+
+def _wait_for_new_output(process: subprocess.Popen, out: Path, rng: random.Random) -> None:
+    """Return a random few milliseconds after the run writes its first new file, or when it ends."""
+    before = _written(out)
+    while process.poll() is None and _written(out) == before:
+        time.sleep(0.002)
+    time.sleep(rng.uniform(0, 0.03))
+
+
 def _events(workdir: Path) -> Counter:
     """Event types, checking no FlowFile was fetched or sent twice."""
     repos = RepositorySet.open(workdir / ".flowcore")
@@ -155,16 +168,18 @@ def test_kill_9_tracking_entities_lists_each_file_once(tmp_path: Path) -> None:
     rng = random.Random(5)
     killed = 0
     partial = 0  # kills that left some files written, not all: mid-run, past the start-up
-    for _ in range(16):
+    for attempt in range(16):
         process = _run(crashed)
-        time.sleep(rng.uniform(0.3, duration * 0.9))
+        if attempt < 2:  # anywhere in a run, the start-up included
+            time.sleep(rng.uniform(0.3, duration * 0.9))
+        else:  # while files are being written: a random time cannot promise to land there
+            _wait_for_new_output(process, crashed / "out", rng)
         if process.poll() is not None:
             continue
         os.killpg(process.pid, signal.SIGKILL)
         process.wait(timeout=60)
         killed += 1
-        out = crashed / "out"  # PutFile makes it with its first file
-        partial += 0 < (len(list(out.iterdir())) if out.exists() else 0) < FILES
+        partial += 0 < _written(crashed / "out") < FILES
         if killed >= 3 and partial:
             break
     assert killed >= 2, f"only {killed} runs were still going when killed"
