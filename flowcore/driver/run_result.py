@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 __all__ = [
     "EXIT_FAILED",
     "EXIT_STUCK",
+    "FAILED_RELATIONSHIPS",
     "FAILURE",
     "FailedFlowFiles",
     "InputProgress",
@@ -40,10 +41,14 @@ EXIT_STUCK = 3
 #: auto-terminated ``failure`` (:attr:`RunResult.failed`); :data:`EXIT_STUCK` comes first.
 EXIT_FAILED = 4
 #: The relationship whose auto-terminated FlowFiles a run reports as lost: NiFi's convention
-#: for "this FlowFile could not be processed". Other relationships some processors route
-#: problems to (FetchFile's ``not.found``, ``permission.denied``; ``unmatched``, ``retry``)
-#: are outcomes a flow may expect, and are not counted.
+#: for "this FlowFile could not be processed".
 FAILURE = "failure"
+#: Every relationship name (compared without case: InvokeHTTP says ``Failure``) whose
+#: auto-terminated FlowFiles a run reports as lost: ``failure``, and ``retry`` / ``no retry``
+#: (InvokeHTTP's, PutSQL's, PutDatabaseRecord's), FlowFiles the processor could not deliver.
+#: Other relationships some processors route problems to (FetchFile's ``not.found``,
+#: ``permission.denied``; ``unmatched``) are outcomes a flow may expect, and are not counted.
+FAILED_RELATIONSHIPS = frozenset({FAILURE, "retry", "no retry"})
 #: Reasons a count line shows per processor; the rest are summed in one more line.
 MAX_REASON_LINES = 5
 #: Distinct bulletins a summary shows per component; the rest are summed in one more line.
@@ -97,12 +102,20 @@ class FailedFlowFiles:
         size: their bytes.
         reasons: what it logged (WARNING or above) in the run, by distinct reason, first seen
             first; empty when it logged nothing.
+        relationships: the auto-terminated relationships (of :data:`FAILED_RELATIONSHIPS`)
+            that dropped them, as the processor names them.
     """
 
     processor_type: str
     count: int
     size: int
     reasons: tuple[LoggedReason, ...] = ()
+    relationships: tuple[str, ...] = (FAILURE,)
+
+    @property
+    def where(self) -> str:
+        """The relationships they were dropped at, as the flow names them (``Failure, Retry``)."""
+        return ", ".join(self.relationships)
 
     @property
     def reason(self) -> str | None:
@@ -121,7 +134,7 @@ class FailedFlowFiles:
         FlowFiles; otherwise each line gives the FlowFiles and how often the reason was logged.
         """
         who = f"{self.processor_type} '{name}'"
-        lost = f"{self.count} FlowFile(s) to failure"
+        lost = f"{self.count} FlowFile(s) to {self.where}"
         if not self.reasons:
             return [f"{who}: {lost} (it logged no reason; their DROP events are in provenance)"]
         exact = self.one_per_flowfile
@@ -130,7 +143,7 @@ class FailedFlowFiles:
         for reason in shown:
             text = brief(reason.message or "")
             lines.append(
-                f"{who}: {reason.count} FlowFile(s) to failure: {text}"
+                f"{who}: {reason.count} FlowFile(s) to {self.where}: {text}"
                 if exact
                 else f"{who}: {lost}; it logged {reason.count} time(s): {text}"
             )
@@ -138,7 +151,9 @@ class FailedFlowFiles:
         if rest:
             count = sum(r.count for r in rest)
             what = (
-                f"{count} FlowFile(s) to failure" if exact else f"{lost}; it logged {count} time(s)"
+                f"{count} FlowFile(s) to {self.where}"
+                if exact
+                else f"{lost}; it logged {count} time(s)"
             )
             lines.append(f"{who}: {what} for other reasons: see the bulletins (flowcore status)")
         return lines
@@ -158,15 +173,17 @@ def failed_flowfiles(
     """
     failed = {}
     for member in members:
-        if FAILURE not in member.dropped:
-            continue  # connected: the flow handles its failures
-        count, size = transfers.get(member.name, {}).get(FAILURE, (0, 0))
+        dropped = sorted(r for r in member.dropped if r.lower() in FAILED_RELATIONSHIPS)
+        moved = transfers.get(member.name, {})
+        counts = {r: moved.get(r, (0, 0)) for r in dropped}
+        count, size = sum(c for c, _ in counts.values()), sum(b for _, b in counts.values())
         if count:
             failed[member.name] = FailedFlowFiles(
                 member.type_name,
                 count,
                 size,
                 logged_reasons(b for b in bulletins if b.component_id == member.component_id),
+                tuple(r for r, (c, _) in counts.items() if c),
             )
     return failed
 

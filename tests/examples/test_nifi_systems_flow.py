@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections import Counter
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -30,10 +31,18 @@ TIERS = ("bronze", "silver", "gold")
 
 
 class _Enrich(BaseHTTPRequestHandler):
-    """The enrichment service: a JSON array of customers in, each with its tier out."""
+    """The enrichment service: a JSON array of customers in, each with its tier out; while
+    ``down`` is set, 503 Service Unavailable."""
+
+    down = threading.Event()
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
+        if self.down.is_set():
+            self.send_response(503)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
         customers = json.loads(body)
         for customer in customers:
             customer["tier"] = TIERS[customer["id"] % 3]
@@ -151,7 +160,8 @@ def test_new_rows_are_enriched_published_once_and_archived(
 ) -> None:
     """Two runs over a growing table: each customer is published to Kafka once, keyed by its id
     and enriched with its tier, and archived in exactly one S3 object; the second run reads only
-    the rows added since the first (the maximum id is source state); no secret is written."""
+    the rows added since the first (the maximum id is source state); rows read while the service
+    answers 503 wait at InvokeHTTP's Retry for the next run; no secret is written."""
     database = systems["db"]
     assert isinstance(database, PostgresServer)
     repository = tmp_path / "repository"
@@ -163,21 +173,36 @@ def test_new_rows_are_enriched_published_once_and_archived(
     second = _run(systems, repository)
     assert second.returncode == 0, second.stderr
 
+    # The service answers 503: InvokeHTTP's Retry loops back to it, so the rows read are kept,
+    # penalized past the end of the run (status 3), and sent again by a run after the penalty.
+    _add_customers(database, range(151, 161))
+    _Enrich.down.set()
+    try:
+        refused = _run(systems, repository)
+    finally:
+        _Enrich.down.clear()
+    assert refused.returncode == 3, refused.stderr
+    assert "Enrich over HTTP" in refused.stderr
+    assert len(_published(systems)) == 150
+    time.sleep(5)  # InvokeHTTP's Penalty Duration in the example
+    third = _run(systems, repository)
+    assert third.returncode == 0, third.stderr
+
     published = _published(systems)
-    assert Counter(c["id"] for _, c in published) == Counter(range(1, 151))
+    assert Counter(c["id"] for _, c in published) == Counter(range(1, 161))
     for key, customer in published:
         assert key == str(customer["id"]).encode()
         assert customer["tier"] == TIERS[int(str(customer["id"])) % 3]
         assert customer["name"] == f"customer {customer['id']}"
     archived = _archived(systems)
-    assert Counter(c["id"] for batch in archived.values() for c in batch) == Counter(range(1, 151))
+    assert Counter(c["id"] for batch in archived.values() for c in batch) == Counter(range(1, 161))
     assert all(key.startswith("customers/") and key.endswith(".json") for key in archived)
-    assert len(archived) == 4  # 120 rows in three objects of 50, 50, 20; then one of 30
+    assert len(archived) == 5  # 120 rows in three objects of 50, 50, 20; then 30; then 10
 
     # The database password and the AWS keys, given as sensitive parameters from the
     # environment, are in nothing the runs printed and in no file of the repository.
     for secret in (ACCESS_KEY, SECRET_KEY, "not-needed-with-trust"):
-        for done in (first, second):
+        for done in (first, second, refused, third):
             assert secret not in done.stdout + done.stderr
         for path in repository.rglob("*"):
             if path.is_file():

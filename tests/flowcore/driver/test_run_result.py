@@ -259,6 +259,25 @@ def test_failed_flowfiles_counts_only_an_auto_terminated_unconnected_failure() -
     }
 
 
+def test_failed_flowfiles_counts_failure_and_retry_whatever_their_case() -> None:
+    """InvokeHTTP's auto-terminated Failure, Retry and No Retry are counted as lost and named in
+    the line; FetchFile's not.found, an outcome a flow may expect, is not."""
+    members = [
+        _member("enrich", {}, {"Original", "Failure", "Retry", "No Retry"}),
+        _member("fetch", {}, {"success", "not.found"}),
+    ]
+    transfers = {
+        "enrich": {"Retry": (3, 30), "No Retry": (1, 5), "Failure": (0, 0), "Original": (4, 35)},
+        "fetch": {"not.found": (2, 0)},
+    }
+    failed = failed_flowfiles(members, transfers, [])
+    assert failed == {"enrich": FailedFlowFiles("PutFile", 4, 35, (), ("No Retry", "Retry"))}
+    assert failed["enrich"].lines("enrich") == [
+        "PutFile 'enrich': 4 FlowFile(s) to No Retry, Retry (it logged no reason; their DROP"
+        " events are in provenance)"
+    ]
+
+
 def test_summary_lists_failures_and_bulletins_once_per_reason() -> None:
     """summary() has a `failed:` line per processor and reason, and alike bulletins once with
     their count."""
