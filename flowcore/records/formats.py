@@ -104,13 +104,18 @@ def java_plain_str(value: float | Decimal, *, single: bool = False) -> str:
     """``BigDecimal.toPlainString`` of a number.
 
     NiFi's JSON writer writes doubles and floats so when "Allow Scientific Notation" is false
-    (``BigDecimal.valueOf(double)``).
+    (``new BigDecimal(Double.toString(v))``).
+
+    Raises:
+        ValueError: NaN or an infinity, which a BigDecimal cannot hold (Java throws
+            NumberFormatException): a plain form of them would be no JSON number.
     """
     if isinstance(value, Decimal):
         return format(value, "f")
     text = java_float_str(value) if single else java_double_str(value)
     if not math.isfinite(value):
-        return text
+        msg = f"{text} has no plain decimal form (Java's BigDecimal refuses it)"
+        raise ValueError(msg)
     return format(Decimal(text.replace("E", "e")), "f")
 
 

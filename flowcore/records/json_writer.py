@@ -5,14 +5,18 @@ NiFi writes with Jackson (``WriteJsonResult``): no spaces by default (``[{"a":1}
 "Pretty Print JSON" uses Jackson's default pretty printer (``[ {`` / two-space indents /
 ``"a" : 1`` / ``} ]``). Numbers are Java's: a double as ``Double.toString``, or its plain form
 when "Allow Scientific Notation" is false (NiFi's default); dates, times and timestamps are
-epoch milliseconds unless a format is set. Strings escape as Jackson does (control characters
-as ``\uXXXX`` in upper case, non-ASCII kept).
+epoch milliseconds unless a format is set. JSON has no NaN or infinity: with scientific
+notation NiFi writes them as Jackson does, the strings ``"NaN"``, ``"Infinity"`` and
+``"-Infinity"``; without it (the default) ``new BigDecimal("NaN")`` throws and the FlowFile
+fails, here a :class:`~flowcore.errors.RecordError` naming the record and field. Strings escape
+as Jackson does (control characters as ``\uXXXX`` in upper case, non-ASCII kept).
 """
 
 from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 import re
 from collections.abc import Iterable
 from decimal import Decimal
@@ -23,12 +27,11 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from flowcore.errors import RecordError
 from flowcore.records import formats
-from flowcore.records._batches import write_all
+from flowcore.records._batches import record_error, write_all
 from flowcore.records.options import nifi
 from flowcore.records.schema import (
-    DOUBLE,
-    FLOAT,
     ArrayType,
     ChoiceType,
     DataType,
@@ -67,6 +70,9 @@ class JsonWriterOptions:
         timestamp_representation: "Timestamp Representation": ``AUTO`` (the format when set,
             else epoch millis), ``FORMATTED_STRING``, ``EPOCH_MILLISECONDS``, ``EPOCH_SECONDS``
             (a decimal with millisecond precision).
+        quote_non_finite: not a NiFi property. NaN and infinities as Jackson's strings even
+            when "Allow Scientific Notation" is false, where NiFi fails the FlowFile: for the
+            content viewer, which shows records as they are rather than refusing them.
     """
 
     output_grouping: str = nifi(
@@ -92,6 +98,7 @@ class JsonWriterOptions:
             ("AUTO", "FORMATTED_STRING", "EPOCH_MILLISECONDS", "EPOCH_SECONDS")
         ),
     )
+    quote_non_finite: bool = False
 
 
 class JsonRecordWriter:
@@ -128,6 +135,10 @@ class JsonRecordWriter:
         numbers, booleans, plain strings and epoch millis), each field's ``"key":value`` text is
         a string kernel's join, and so is each record's; the batch's bytes are the joined
         records' Arrow buffer, written as it is.
+
+        Raises:
+            RecordError: a NaN or infinity in a FLOAT or DOUBLE value with "Allow Scientific
+                Notation" false, as NiFi fails (nothing of the batch is written).
         """
         rows = batch.num_rows
         if not rows:
@@ -138,7 +149,11 @@ class JsonRecordWriter:
         opening, between, closing = ("{\n  ", ",\n  ", "\n}") if pretty else ("{", ",", "}")
         items = []
         for field in self._schema.fields:
-            text = printer.column_array(_column(batch, field.name, field.type), field.type, 1)
+            try:
+                text = printer.column_array(_column(batch, field.name, field.type), field.type, 1)
+            except _NotFinite as exc:
+                name = ".".join((field.name, *exc.path))
+                raise record_error(self._count + exc.row + 1, None, name, exc.reason()) from None
             if not suppress:
                 text = pc.fill_null(text, "null")
             key = json_string(field.name) + printer.colon
@@ -272,6 +287,7 @@ class _Printer:
             return pc.replace_with_mask(quoted, slow, pa.array(rest, pa.string()))
         if kind in ("float", "double"):
             texts = formats.java_number_column(array, single=kind == "float")
+            texts = self._non_finite_column(array, texts, kind)
             if self.o.allow_scientific_notation:
                 return texts
             scientific = pc.fill_null(pc.match_substring(texts, "E"), False)
@@ -297,34 +313,41 @@ class _Printer:
             return pc.if_else(array, "true", "false").to_pylist()
         if kind in ("string", "uuid", "char", "enum"):
             return [None if v is None else _fast_string(v) for v in array.to_pylist()]
-        if kind == "float":
-            texts = formats.java_float_texts(array)
-            if self.o.allow_scientific_notation:
-                return texts
-            return [t if t is None or "E" not in t else _plain(t) for t in texts]
-        if kind == "double":
-            return [None if v is None else self._number(v, kind) for v in array.to_pylist()]
+        if kind in ("float", "double"):
+            return self.column_array(array, dtype, level).to_pylist()
         millis = self._epoch_millis(array, kind)
         if millis is not None:
             return millis
         decode = decoder(dtype)
         out: list[str | None] = []
-        for value in array.to_pylist():
+        for row, value in enumerate(array.to_pylist()):
             if value is None:
                 out.append(None)
                 continue
             parts: list[str] = []
-            self.value(parts, decode(value), dtype, level)
+            try:
+                self.value(parts, decode(value), dtype, level)
+            except _NotFinite as exc:
+                exc.row = row
+                raise
             out.append("".join(parts))
         return out
 
-    def _number(self, value: float, kind: str) -> str:
-        magnitude = abs(value)
-        if (1e-3 <= magnitude < 1e7 or magnitude == 0) and kind == "double":
-            return repr(value)  # Java's Double.toString and its plain form agree with repr here
-        parts: list[str] = []
-        self.value(parts, value, FLOAT if kind == "float" else DOUBLE, 0)
-        return parts[0]
+    def _non_finite_column(self, array: pa.Array, texts: pa.Array, kind: str) -> pa.Array:
+        """*texts* (Java's text of a FLOAT or DOUBLE column) with NaN and infinities quoted.
+
+        Java's text of them is Jackson's string (``NaN``, ``Infinity``, ``-Infinity``).
+        Without scientific notation NiFi fails at the first: :class:`_NotFinite` says where.
+        One ``is_finite`` kernel over the numbers when the column has none (the usual case).
+        """
+        finite = pc.is_finite(array.cast(pa.float32() if kind == "float" else pa.float64()))
+        if pc.all(finite).as_py() is not False:  # all finite, or all null
+            return texts
+        special = pc.fill_null(pc.invert(finite), False)
+        if not (self.o.allow_scientific_notation or self.o.quote_non_finite):
+            row = pc.index(special, True).as_py()
+            raise _NotFinite(array[row].as_py(), kind, row)
+        return pc.if_else(special, pc.binary_join_element_wise('"', texts, '"', ""), texts)
 
     def _epoch_millis(self, array: pa.Array, kind: str) -> list[str | None] | None:
         """Epoch millis of a temporal column without a format (else None)."""
@@ -364,7 +387,11 @@ class _Printer:
                 out.append(self._indent(level + 1))
             out.append(json_string(field.name))
             out.append(self.colon)
-            self.value(out, value, field.type, level + 1)
+            try:
+                self.value(out, value, field.type, level + 1)
+            except _NotFinite as exc:
+                exc.path.insert(0, field.name)
+                raise
             entries += 1
         if self.pretty:
             out.append(self._indent(level) if entries else " ")
@@ -390,7 +417,9 @@ class _Printer:
             out.append(str(value))
         elif isinstance(value, float):
             single = kind == "float"
-            if self.o.allow_scientific_notation:
+            if not math.isfinite(value):
+                out.append(self._non_finite(value, single))
+            elif self.o.allow_scientific_notation:
                 out.append(
                     formats.java_float_str(value) if single else formats.java_double_str(value)
                 )
@@ -414,6 +443,12 @@ class _Printer:
             self._array(out, value, None, level)
         else:
             out.append(json_string(str(value)))
+
+    def _non_finite(self, value: float, single: bool) -> str:
+        """NaN or an infinity as Jackson's string, or :class:`_NotFinite` as NiFi fails."""
+        if not (self.o.allow_scientific_notation or self.o.quote_non_finite):
+            raise _NotFinite(value, "float" if single else "double")
+        return f'"{formats.java_float_str(value) if single else formats.java_double_str(value)}"'
 
     def _timestamp(self, out: list[str], value: dt.datetime) -> None:
         representation = self.o.timestamp_representation
@@ -451,7 +486,11 @@ class _Printer:
                 out.append(self._indent(level + 1))
             out.append(json_string(str(key)))
             out.append(self.colon)
-            self.value(out, item, dtype, level + 1)
+            try:
+                self.value(out, item, dtype, level + 1)
+            except _NotFinite as exc:  # NiFi names a map's value "field.key"
+                exc.path.insert(0, str(key))
+                raise
         if self.pretty:
             out.append(self._indent(level) if value else " ")
         out.append("}")
@@ -467,6 +506,31 @@ class _Printer:
         if self.pretty and values:
             out.append(" ")
         out.append("]")
+
+
+class _NotFinite(RecordError):
+    """A NaN or infinity NiFi's writer fails on; the writer turns it into a record's error.
+
+    ``row`` is the value's 0-based row in its column, ``path`` the names under the column's
+    field (a nested record's fields, a map's keys), filled in as the error rises.
+    """
+
+    def __init__(self, value: float, kind: str, row: int = 0) -> None:
+        self.value = value
+        self.kind = kind
+        self.row = row
+        self.path: list[str] = []
+        super().__init__(self.reason())
+
+    def reason(self) -> str:
+        """What is wrong and the fix, in one line."""
+        text = formats.java_double_str(self.value)  # NaN, Infinity, -Infinity: Float's too
+        return (
+            f"the {self.kind} {text} is no JSON number: with Allow Scientific Notation false "
+            "(the default) NiFi's JsonRecordSetWriter writes plain decimals and fails on NaN "
+            f'and infinities; set it to true to write the string "{text}", or replace the '
+            "value before writing (UpdateRecord)"
+        )
 
 
 def _millis(value: dt.datetime) -> int:

@@ -96,11 +96,13 @@ PARQUET_TYPES = frozenset(
 _GONE = "the content is gone from the content repository and its archive"
 _AVRO_MAGIC = b"Obj\x01"
 _PARQUET_MAGIC = b"PAR1"
-#: How the viewer writes dates, times and timestamps (NiFi's default formats), not epoch millis.
-_JSON_DATES = {
+#: How the viewer writes dates, times and timestamps (NiFi's default formats), not epoch millis,
+#: and NaN and infinities: Jackson's strings ("NaN"), where NiFi's writer would fail the FlowFile.
+_VIEWER_JSON: dict[str, Any] = {
     "date_format": "yyyy-MM-dd",
     "time_format": "HH:mm:ss",
     "timestamp_format": "yyyy-MM-dd HH:mm:ss.SSS",
+    "quote_non_finite": True,
 }
 
 
@@ -582,7 +584,7 @@ def _as_json(batch: pa.RecordBatch) -> tuple[list[dict[str, Any]], str, bool]:
     it are never written; the pretty JSON of those kept is cut at MAX_RECORD_JSON too, and the
     third value says whether it was.
     """
-    options = JsonWriterOptions(output_grouping=OUTPUT_ONELINE, **_JSON_DATES)
+    options = JsonWriterOptions(output_grouping=OUTPUT_ONELINE, **_VIEWER_JSON)
     records: list[dict[str, Any]] = []
     length, start, step, full = 0, 0, 8, False
     while not full and start < min(batch.num_rows, MAX_RECORDS):
@@ -599,7 +601,7 @@ def _as_json(batch: pa.RecordBatch) -> tuple[list[dict[str, Any]], str, bool]:
             records.append(json.loads(line, parse_int=_Number, parse_float=_Number))
     pretty = io.BytesIO()
     write_json(
-        [batch.slice(0, len(records))], pretty, JsonWriterOptions(pretty_print=True, **_JSON_DATES)
+        [batch.slice(0, len(records))], pretty, JsonWriterOptions(pretty_print=True, **_VIEWER_JSON)
     )
     text = pretty.getvalue().decode()
     if len(text) > MAX_RECORD_JSON:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import io
 import json
+import logging
 from decimal import Decimal
 from pathlib import Path
 
@@ -572,3 +573,62 @@ def test_text_not_in_the_default_format_sends_the_flowfile_to_failure() -> None:
     assert runner.flowfiles_for("failure")[0].content == (
         b'[{"date": "2017-04-04"}, {"date": "04/05/2017"}]'
     )
+
+
+def _float_schema(kind: str) -> str:
+    return json.dumps(
+        {"type": "record", "name": "r", "fields": [{"name": "a", "type": ["null", kind]}]}
+    )
+
+
+def _avro_float_nan() -> bytes:
+    """An Avro data file of one record whose float field is NaN."""
+    out = io.BytesIO()
+    schema = fastavro.parse_schema(json.loads(_float_schema("float")))
+    fastavro.writer(out, schema, [{"a": float("nan")}])
+    return out.getvalue()
+
+
+_NON_FINITE_INPUTS = {
+    "csv double NaN": (
+        lambda: CSVReader(
+            "reader",
+            treat_first_line_as_header="true",
+            schema_access_strategy="schema-text-property",
+            schema_text=_float_schema("double"),
+        ),
+        b"a\nNaN\n",
+        "the double NaN",
+        '[{"a":"NaN"}]',
+    ),
+    "json 1e400": (
+        lambda: JsonTreeReader("reader"),
+        b'[{"a":1e400}]',
+        "the double Infinity",
+        '[{"a":"Infinity"}]',
+    ),
+    "avro float NaN": (lambda: AvroReader("reader"), None, "the float NaN", '[{"a":"NaN"}]'),
+}
+
+
+@pytest.mark.parametrize("case", list(_NON_FINITE_INPUTS))
+def test_nan_and_infinity_fail_to_json_unless_scientific_notation(
+    case: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """NiFi's JsonTreeReader reads 1e400 as the double Infinity (Jackson); its JSON writer fails
+    on NaN and infinities by default (BigDecimal), and writes Jackson's "NaN"/"Infinity"
+    strings with Allow Scientific Notation: never a bare NaN, which is no JSON."""
+    reader, data, what, quoted = _NON_FINITE_INPUTS[case]
+    data = data if data is not None else _avro_float_nan()
+    runner = converter(reader(), JsonRecordSetWriter("writer"))
+    runner.enqueue(data)
+    with caplog.at_level(logging.ERROR):
+        runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert runner.flowfiles_for("failure")[0].content == data
+    assert f"record 1, field 'a': {what} is no JSON number" in caplog.text
+    runner = converter(reader(), JsonRecordSetWriter("writer", allow_scientific_notation="true"))
+    runner.enqueue(data)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    runner.flowfiles_for("success")[0].assert_content_equals(quoted)

@@ -8,9 +8,11 @@ import json
 import pickle
 from pathlib import Path
 
+import pyarrow as pa
 import pytest
 
 from flowcore import Flow, ProvenanceEventType
+from flowcore.errors import RecordError
 from flowcore.records.csv_reader import CsvReaderOptions, read_csv
 from flowcore.testing import TestRunner
 from nifiapi._loader import PythonExtensions, load_python_extensions
@@ -114,6 +116,14 @@ def test_records_reach_transform_as_nifis_raw_json() -> None:
     csv = io.BytesIO(b"a,b\n1,\n2,x\n")
     batches = list(read_csv(csv, CsvReaderOptions(first_line_is_header=True)))
     assert record_dicts(batches[0]) == [{"a": 1, "b": None}, {"a": 2, "b": "x"}]
+
+
+def test_a_nan_fails_as_nifis_raw_json_writer_does() -> None:
+    """RecordTransformProxy's WriteJsonResult has no scientific notation: NaN throws there (the
+    FlowFile fails), and here a RecordError names the record and field, never a bare NaN."""
+    batch = pa.record_batch({"a": [1.5, float("nan")]})
+    with pytest.raises(RecordError, match=r"^record 2, field 'a': the double NaN is no JSON"):
+        record_dicts(batch)
 
 
 def test_partition_values_print_as_java() -> None:

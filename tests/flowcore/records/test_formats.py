@@ -48,6 +48,14 @@ def test_plain_forms_are_big_decimal_to_plain_string() -> None:
     assert formats.java_plain_str(8.0) == "8.0"
 
 
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), float("-inf")])
+@pytest.mark.parametrize("single", [False, True])
+def test_nan_and_infinities_have_no_plain_form(value: float, single: bool) -> None:
+    """new BigDecimal("NaN") throws in Java: no plain text (it would be no JSON number)."""
+    with pytest.raises(ValueError, match="has no plain decimal form"):
+        formats.java_plain_str(value, single=single)
+
+
 @settings(max_examples=60, deadline=None)
 @given(st.floats(allow_nan=False, allow_infinity=False))
 def test_java_double_text_reads_back_to_the_same_double(value: float) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import io
+import math
 from decimal import Decimal
 
 import pyarrow as pa
@@ -11,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from flowcore.errors import RecordError
 from flowcore.records import schema as s
 from flowcore.records.json_reader import read_json
 from flowcore.records.json_writer import (
@@ -263,6 +265,11 @@ _ROW_SCHEMA = s.RecordSchema.of(
 )
 
 
+def _halves(writer: JsonRecordWriter, batch: pa.RecordBatch, half: int) -> None:
+    writer.write(batch.slice(0, half))
+    writer.write(batch.slice(half))
+
+
 @given(
     st.lists(_ROW_VALUES, max_size=8),
     st.booleans(),
@@ -274,7 +281,8 @@ _ROW_SCHEMA = s.RecordSchema.of(
 def test_vectorised_records_are_the_value_by_value_printers_bytes(
     rows: list[dict[str, object]], pretty: bool, suppress: str, grouping: str, scientific: bool
 ) -> None:
-    """Columns rendered by Arrow kernels give the bytes the value-by-value printer gives."""
+    """Columns rendered by Arrow kernels give the bytes the value-by-value printer gives (or
+    both refuse a NaN or infinity, without scientific notation)."""
     options = JsonWriterOptions(
         pretty_print=pretty,
         suppress_nulls=suppress,
@@ -282,17 +290,36 @@ def test_vectorised_records_are_the_value_by_value_printers_bytes(
         allow_scientific_notation=scientific,
     )
     batch = pa.RecordBatch.from_pylist(rows, _ROW_SCHEMA.to_arrow())
+    printer = _Printer(options)
+    texts = []
+    refused = None
+    for row in batch.to_pylist():
+        parts: list[str] = []
+        try:
+            printer.record(parts, row, _ROW_SCHEMA, 0)
+        except RecordError as exc:
+            refused = refused or exc
+        texts.append("".join(parts))
     out = io.BytesIO()
     writer = JsonRecordWriter(out, _ROW_SCHEMA, options)
+    if refused is not None:  # the writer goes a column at a time: the first in column order
+        assert not scientific
+        half = len(rows) // 2
+        first = min(
+            (n >= half, name == "d", n)
+            for n, row in enumerate(rows)
+            for name in ("f", "d")
+            if row[name] is not None and not math.isfinite(row[name])  # type: ignore[arg-type]
+        )
+        with pytest.raises(
+            RecordError, match=r"^record \d+, field '[fd]': the (float|double) "
+        ) as e:
+            _halves(writer, batch, half)
+        assert (e.value.record, e.value.field) == (first[2] + 1, "d" if first[1] else "f")
+        return
     writer.write(batch.slice(0, len(rows) // 2))
     writer.write(batch.slice(len(rows) // 2))
     writer.finish()
-    printer = _Printer(options)
-    texts = []
-    for row in batch.to_pylist():
-        parts: list[str] = []
-        printer.record(parts, row, _ROW_SCHEMA, 0)
-        texts.append("".join(parts))
     body = printer.record_separator.join(texts)
     if grouping == "output-array":
         body = ("[ " + body + " ]" if rows else "[ ]") if pretty else "[" + body + "]"
@@ -350,3 +377,80 @@ def test_choice_array_of_strings_or_array_of_records() -> None:
     out = io.BytesIO()
     write_json(batches, out)
     assert out.getvalue().decode() == text
+
+
+_NAN, _INF = float("nan"), float("inf")
+#: Where a NaN or infinity can sit: a FLOAT or DOUBLE column (written by Arrow kernels), or
+#: inside an array, a map, a nested record or a CHOICE (written value by value).
+_NON_FINITE = [
+    ("float", s.FLOAT, _NAN, '"NaN"', "float NaN", "f"),
+    ("double", s.DOUBLE, -_INF, '"-Infinity"', "double -Infinity", "f"),
+    ("array", s.ArrayType(s.DOUBLE), [1.5, _INF], '[1.5,"Infinity"]', "double Infinity", "f"),
+    ("map", s.MapType(s.FLOAT), {"k": _NAN}, '{"k":"NaN"}', "float NaN", "f.k"),
+    (
+        "record",
+        s.RecordType(s.RecordSchema.of({"x": s.DOUBLE})),
+        {"x": _NAN},
+        '{"x":"NaN"}',
+        "double NaN",
+        "f.x",
+    ),
+    ("choice", s.ChoiceType([s.STRING, s.DOUBLE]), _INF, '"Infinity"', "double Infinity", "f"),
+]
+
+
+def _two_rows(dtype: s.DataType, bad: object) -> tuple[s.RecordSchema, pa.RecordBatch]:
+    """A record set of a fine record (a null) then one holding *bad*, in field "f"."""
+    schema = s.RecordSchema.of({"n": s.INT, "f": dtype})
+    rows = [{"n": 1, "f": None}, {"n": 2, "f": bad}]
+    if isinstance(dtype, s.ChoiceType):  # a CHOICE column holds each value's JSON text
+        rows = [{"n": 1, "f": None}, {"n": 2, "f": "Infinity"}]
+    return schema, pa.RecordBatch.from_pylist(rows, schema.to_arrow())
+
+
+@pytest.mark.parametrize(
+    ("dtype", "bad", "text", "what", "field"),
+    [case[1:] for case in _NON_FINITE],
+    ids=[case[0] for case in _NON_FINITE],
+)
+def test_nan_and_infinities_fail_without_scientific_notation(
+    dtype: s.DataType, bad: object, text: str, what: str, field: str
+) -> None:
+    """NiFi's WriteJsonResult writes new BigDecimal(Double.toString(v)) by default: NaN and
+    infinities throw, so the FlowFile fails; here a RecordError naming record, field, fix."""
+    schema, batch = _two_rows(dtype, bad)
+    writer = JsonRecordWriter(io.BytesIO(), schema)
+    writer.write(batch.slice(0, 1))
+    with pytest.raises(RecordError) as caught:
+        writer.write(batch.slice(1))
+    assert (caught.value.record, caught.value.field) == (2, field)
+    assert str(caught.value).startswith(f"record 2, field '{field}': the {what} is no JSON number")
+    assert "set it to true to write the string" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("dtype", "bad", "text"),
+    [case[1:4] for case in _NON_FINITE],
+    ids=[case[0] for case in _NON_FINITE],
+)
+def test_nan_and_infinities_are_jacksons_strings_with_scientific_notation(
+    dtype: s.DataType, bad: object, text: str
+) -> None:
+    """With scientific notation NiFi calls writeNumber(double/float): Jackson's default
+    QUOTE_NON_NUMERIC_NUMBERS writes them as the strings "NaN", "Infinity", "-Infinity"."""
+    schema, batch = _two_rows(dtype, bad)
+    out = io.BytesIO()
+    write_json([batch], out, JsonWriterOptions(allow_scientific_notation=True), schema)
+    assert out.getvalue().decode() == f'[{{"n":1,"f":null}},{{"n":2,"f":{text}}}]'
+
+
+def test_the_viewers_option_quotes_them_without_scientific_notation() -> None:
+    """quote_non_finite (the content viewer's, no NiFi property) writes Jackson's strings and
+    keeps plain decimals for the other numbers."""
+    schema = s.RecordSchema.of({"d": s.DOUBLE, "l": s.ArrayType(s.FLOAT)})
+    batch = pa.RecordBatch.from_pylist(
+        [{"d": 1e10, "l": [_NAN]}, {"d": -_INF, "l": [1e-5]}], schema.to_arrow()
+    )
+    out = io.BytesIO()
+    write_json([batch], out, JsonWriterOptions(quote_non_finite=True), schema)
+    assert out.getvalue() == (b'[{"d":10000000000,"l":["NaN"]},{"d":"-Infinity","l":[0.000010]}]')

@@ -555,6 +555,18 @@ def test_values_the_viewer_cannot_write_answer_one_line(column: pa.Array) -> Non
     assert "\n" not in view.message
 
 
+def test_nan_and_infinities_show_as_jacksons_strings() -> None:
+    """A NaN or infinity, which NiFi's default JSON writer fails on, is shown, not refused:
+    the cell and the JSON say "NaN" (a JSON string), the other numbers stay plain."""
+    out = io.BytesIO()
+    pq.write_table(pa.table({"d": [float("nan"), 1e10], "f": pa.array([1.5, -1e400], "f4")}), out)
+    view = read_records(out.getvalue(), "parquet")
+    assert view.message is None
+    assert view.rows == (("NaN", "1.5"), ("10000000000", "-Infinity"))
+    assert '"d" : "NaN"' in view.json
+    assert '"f" : "-Infinity"' in view.json
+
+
 def test_gone_content_is_unknown_and_cut_content_one_line(records_run, tmp_path: Path) -> None:
     """A claim whose file is gone raises UnknownItemError; one cut short answers one line."""
     copy = tmp_path / "repository"
