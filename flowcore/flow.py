@@ -421,7 +421,22 @@ class FlowDefinition:
         self._components[component.id] = component
         return component
 
-    def _own(self, component: Component, role: str) -> Component:
+    def _own(self, component: Component | str, role: str) -> Component:
+        """*component* if it is one of this flow's, or the one a string names (its id or name).
+
+        A handle from ``add()`` is exact; a name is what a NiFi user thinks in and what
+        validation's messages say, so it is taken too when it names exactly one component.
+        """
+        if isinstance(component, str):
+            found = [c for c in self._components.values() if component in (c.id, c.name)]
+            if len(found) == 1:
+                return found[0]
+            names = ", ".join(sorted(repr(c.name) for c in self._components.values()))
+            msg = (
+                f"the {role} {component!r} names {len(found) or 'no'} component(s) of flow"
+                f" '{self.name}' (it has: {names}); use a name or the handle flow.add() returned"
+            )
+            raise FlowDefinitionError(msg)
         owned = isinstance(component, Component) and (
             self._components.get(component.id) is component
         )
@@ -435,8 +450,8 @@ class FlowDefinition:
 
     def connect(
         self,
-        source: Component,
-        destination: Component,
+        source: Component | str,
+        destination: Component | str,
         relationships: str | Relationship | Sequence[str | Relationship] | None = None,
         *,
         durable: bool = False,
@@ -451,6 +466,7 @@ class FlowDefinition:
     ) -> Connection:
         """Route *relationships* of *source* to *destination*.
 
+        *source* and *destination* are handles from :meth:`add` (or a component's name or id).
         With no relationships, the source's only one is used (a funnel's, or a processor with a
         single relationship); otherwise validation asks which. Any queue setting makes the
         connection durable. *name*, *load_balance_strategy* and *partitioning_attribute* are
@@ -459,8 +475,8 @@ class FlowDefinition:
         destination, ``source:rel1,rel2->destination`` with the component ids, so the order of
         ``connect()`` calls never matters; see :func:`connection_id`).
         """
-        self._own(source, "source")
-        self._own(destination, "destination")
+        source = self._own(source, "source")
+        destination = self._own(destination, "destination")
         if relationships is None:
             names = source.relationship_names()
             chosen: tuple[str, ...] = names if len(names) == 1 else ()
@@ -493,10 +509,15 @@ class FlowDefinition:
         return connection
 
     def auto_terminate(
-        self, component: Component, relationships: str | Relationship | Iterable[str | Relationship]
+        self,
+        component: Component | str,
+        relationships: str | Relationship | Iterable[str | Relationship],
     ) -> None:
-        """Drop FlowFiles routed to these relationships (with a DROP event), as NiFi does."""
-        self._own(component, "component")
+        """Drop FlowFiles routed to these relationships (with a DROP event), as NiFi does.
+
+        *component* is a handle from :meth:`add`, or a component's name or id.
+        """
+        component = self._own(component, "component")
         names = (
             [str(relationships)]
             if isinstance(relationships, str | Relationship)

@@ -139,6 +139,21 @@ def test_components_of_another_flow_are_refused() -> None:
         one.connect(a, b)
 
 
+def test_a_component_can_be_named_where_a_handle_is_taken() -> None:
+    """connect() and auto_terminate() take a component's name or id, as validation's messages
+    suggest; a name that matches none is a named error listing the flow's components."""
+    flow = Flow("named")
+    flow.add(GenerateFlowFile(), name="gen")
+    log = flow.add(LogAttribute(), name="log")
+    assert flow.connect("gen", log.id).relationships == ("success",)
+    flow.auto_terminate("log", "success")
+    assert flow.auto_terminated(log) == {"success"}
+    with pytest.raises(
+        FlowDefinitionError, match="'nope' names no component.*it has: 'gen', 'log'"
+    ):
+        flow.auto_terminate("nope", "success")
+
+
 def test_queue_settings_follow_nifi_defaults_and_accept_python_values() -> None:
     """Defaults are 10,000 / 1 GB / never; Python numbers become NiFi strings."""
     assert QueueSettings() == QueueSettings(10_000, "1 GB", "0 sec", ())
