@@ -149,7 +149,7 @@ def test_a_component_can_be_named_where_a_handle_is_taken() -> None:
     flow.auto_terminate("log", "success")
     assert flow.auto_terminated(log) == {"success"}
     with pytest.raises(
-        FlowDefinitionError, match="'nope' names no component.*it has: 'gen', 'log'"
+        FlowDefinitionError, match=r"'nope' names no component.*it has: 'gen', 'log'"
     ):
         flow.auto_terminate("nope", "success")
 
