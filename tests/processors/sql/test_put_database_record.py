@@ -569,3 +569,26 @@ def test_max_wait_time_cancels_statements(postgres) -> None:
     error = runner.flowfiles_for("retry")[0].attributes["putdatabaserecord.error"]
     assert "the statement ran longer than Max Wait Time (1 seconds)" in error
     assert postgres.execute("select count(*) from persons") == [(0,)]
+
+
+@pytest.mark.parametrize("column_wise", [True, False], ids=["column-wise", "executemany"])
+def test_double_into_numeric_keeps_its_digits(postgres, monkeypatch, column_wise) -> None:
+    """A record DOUBLE into numeric(20,6) is bound as NiFi's BigDecimal.valueOf: every digit
+    the double holds (17 significant), not float8's 15 (12345678901234.1)."""
+    from processors.sql import record_statements
+
+    if not column_wise:
+        monkeypatch.setattr(record_statements, "usable", lambda *_: False)
+    runner = pg_persons(postgres, "id integer primary key, amount numeric(20,6), ratio numeric")
+    runner.enqueue(
+        b'[{"id": 1, "amount": 12345678901234.123456, "ratio": 0.1},'
+        b' {"id": 2, "amount": -98765432109.87654, "ratio": 1e-7},'
+        b' {"id": 3, "amount": null, "ratio": 123456789012345678}]'
+    )
+    runner.run()
+    assert runner.flowfiles_for("success")
+    assert postgres.execute("select amount::text, ratio::text from persons order by id") == [
+        ("12345678901234.123000", "0.1"),
+        ("-98765432109.876540", "0.0000001"),
+        (None, "123456789012345680"),  # the double's 17 digits (the field is DOUBLE)
+    ]
