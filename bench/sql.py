@@ -60,7 +60,6 @@ from processors.sql.put_database_record import PutDatabaseRecord
 from processors.sql.query_database_table_record import QueryDatabaseTableRecord
 from tests.servers.postgres import postgres_server
 
-
 #: The amount column's type (``--amount-type``): double precision, or numeric(20,6) for the
 #: exact decimal path (a record DOUBLE into a numeric column).
 AMOUNT_TYPE = ["double precision"]

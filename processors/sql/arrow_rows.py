@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from flowcore.errors import ProcessException
-from processors.sql.avro_types import column_kinds, normalize_name
+from processors.sql.avro_types import ARRAY, column_kinds, normalize_name
 
 __all__ = ["arrow_batches", "arrow_type"]
 
@@ -38,9 +38,19 @@ _TYPES = {
 
 
 def arrow_type(kind: str) -> pa.DataType | None:
-    """The Arrow type of a JDBC kind; None where the values decide (DECIMAL's scale)."""
+    """The Arrow type of a JDBC kind; None where the values decide (DECIMAL's scale).
+
+    An ARRAY is a list of its elements' type (NiFi's record ARRAY of the element type): of
+    strings for elements psycopg loads as objects of no Arrow type (uuid, inet: their text),
+    the values deciding for decimals, timestamps (aware or not) and unknown element types.
+    """
     if kind in ("NUMERIC", "DECIMAL"):
         return None
+    if kind.startswith(ARRAY):
+        element = kind.removeprefix(ARRAY)
+        if element in ("NUMERIC", "TIMESTAMP", "OTHER"):
+            return None
+        return pa.list_(_TYPES.get(element, pa.string()))
     return _TYPES.get(kind, pa.string())
 
 
@@ -50,8 +60,13 @@ def _column(values: Sequence[Any], atype: pa.DataType | None) -> pa.Array:
     if atype == pa.string():
         try:
             return pa.array(values, type=atype)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):  # UUIDs, JSON...: their text
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # UUIDs, inet...: their text
             values = [v if v is None or isinstance(v, str) else str(v) for v in values]
+    if pa.types.is_list(atype) and atype.value_type == pa.string():
+        try:
+            return pa.array(values, type=atype)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # arrays of UUIDs, inet...: their text
+            values = [_texts(v) for v in values]
     if pa.types.is_timestamp(atype):
         values = [
             v.astimezone(__import__("datetime").UTC).replace(tzinfo=None)
@@ -60,6 +75,13 @@ def _column(values: Sequence[Any], atype: pa.DataType | None) -> pa.Array:
             for v in values
         ]
     return pa.array(values, type=atype)
+
+
+def _texts(value: Any) -> Any:
+    """An array's elements as text (nested arrays kept), for a list of strings."""
+    if isinstance(value, list):
+        return [_texts(v) for v in value]
+    return value if value is None or isinstance(value, str) else str(value)
 
 
 def _named_column(name: str, values: Sequence[Any], atype: pa.DataType | None) -> pa.Array:
