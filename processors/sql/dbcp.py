@@ -27,7 +27,7 @@ from flowcore.properties import (
     PropertyDescriptor,
 )
 from flowcore.validators import INTEGER_VALIDATOR, NON_NEGATIVE_INTEGER_VALIDATOR, Validator
-from processors.sql.jdbc_url import check_driver, sqlalchemy_url, transit_uri
+from processors.sql.jdbc_url import check_driver, sqlalchemy_url, transit_uri, url_password
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
@@ -306,7 +306,7 @@ class DBCPConnectionPool(DBCPService):
         if url.startswith("sqlite"):
             wait = _seconds(context.get_property(MAX_WAIT_TIME).value, None)
             connect_args.setdefault("timeout", wait if wait is not None else 5.0)
-        else:
+        elif "connect_timeout" not in sqlalchemy.engine.make_url(url).query:
             connect_args.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
         query = context.get_property(VALIDATION_QUERY).value
         evict = _evictable_after(context)
@@ -321,7 +321,7 @@ class DBCPConnectionPool(DBCPService):
                     url, connect_args=connect_args, **options, **native
                 )
             except Exception as error:  # a malformed URL or an unknown dialect
-                secrets = [password or "", *self.sensitive_values()]
+                secrets = [password or "", url_password(raw) or "", *self.sensitive_values()]
                 msg = f"DBCPConnectionPool: cannot use {self._transit!r}: {_clean(error, secrets)}"
                 raise ConfigurationError(msg) from None
             if psycopg:
