@@ -322,7 +322,24 @@ class StatementPlan:
             if isinstance(table.columns[c].type, sa.Numeric)
             and not isinstance(table.columns[c].type, sa.Float)
         }
+        self._json_nulls(table)
         self.statement = self._statement()
+
+    def _json_nulls(self, table: Any) -> None:
+        """A null written into a JSON column is SQL NULL, as NiFi writes it.
+
+        SQLAlchemy's JSON types write Python's None as the JSON value ``null`` unless the
+        type is ``none_as_null``; the reflected column's type is replaced by such a copy (a
+        new object: SQLAlchemy's dialect caches key on the type instance).
+        """
+        import sqlalchemy as sa  # noqa: PLC0415
+
+        for name in set(self.fields.values()):
+            column = table.columns[name]
+            if isinstance(column.type, sa.JSON) and not column.type.none_as_null:
+                kind = column.type.copy()
+                kind.none_as_null = True
+                column.type = kind
 
     @classmethod
     def make(  # noqa: PLR0917

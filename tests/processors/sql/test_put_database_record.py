@@ -592,3 +592,23 @@ def test_double_into_numeric_keeps_its_digits(postgres, monkeypatch, column_wise
         ("-98765432109.876540", "0.0000001"),
         (None, "123456789012345680"),  # the double's 17 digits (the field is DOUBLE)
     ]
+
+
+def test_json_null_into_jsonb_is_sql_null(postgres) -> None:
+    """A record's null into a jsonb or json column is SQL NULL (NiFi's), not the JSON value
+    null; objects and arrays are their JSON (keys other records give come as null)."""
+    runner = pg_persons(postgres, "id integer primary key, doc jsonb, raw json")
+    runner.enqueue(
+        b'[{"id": 1, "doc": null, "raw": null},'
+        b' {"id": 2, "doc": {"b": null}, "raw": {"b": null}},'
+        b' {"id": 3, "doc": {"a": 1, "b": "x"}, "raw": {"a": 2}}]'
+    )
+    runner.run()
+    assert runner.flowfiles_for("success")
+    assert postgres.execute(
+        "select id, doc is null, raw is null, doc::text, raw::text from persons order by id"
+    ) == [
+        (1, True, True, None, None),
+        (2, False, False, '{"a": null, "b": null}', '{"b": null, "a": null}'),
+        (3, False, False, '{"a": 1, "b": "x"}', '{"b": null, "a": 2}'),  # json keeps the order
+    ]
