@@ -181,7 +181,9 @@ def _element_text(value: Any) -> str:
         return text.rstrip("0").rstrip(".") if "." in text else text
     if isinstance(value, bytes | bytearray | memoryview):
         return "\\x" + bytes(value).hex()
-    if isinstance(value, decimal.Decimal | int | dt.date | uuid.UUID):
+    if isinstance(value, decimal.Decimal):
+        return format(value, "f")  # PostgreSQL writes no exponent
+    if isinstance(value, int | dt.date | uuid.UUID):
         return str(value)
     return str(value)
 
