@@ -124,8 +124,62 @@ def sqlalchemy_url(url: str, user: str | None = None, password: str | None = Non
         creds = _credentials(user, given_password)
     if protocol == "postgresql":
         query = libpq_options(query, transit_uri(url))
+    else:
+        query = pymysql_options(query, transit_uri(url))
     tail = "?" + "&".join(f"{k}={quote(v, safe='')}" for k, v in query.items()) if query else ""
     return f"{dialect}://{creds}{parts.netloc}{parts.path}{tail}"
+
+
+#: MySQL Connector/J and MariaDB Connector/J options that tune the Java driver only (statement
+#: caching and batching, its Unicode handling, key retrieval, reconnection): accepted, no effect.
+_MYSQL_DRIVER_ONLY = frozenset(
+    {
+        "rewriteBatchedStatements",
+        "useServerPrepStmts",
+        "cachePrepStmts",
+        "prepStmtCacheSize",
+        "prepStmtCacheSqlLimit",
+        "useUnicode",
+        "allowPublicKeyRetrieval",
+        "useCompression",
+        "tcpKeepAlive",
+    }
+)
+#: Character encodings whose pymysql charset is utf8mb4 (Connector/J's UTF-8 is MySQL's).
+_UTF8 = frozenset({"utf-8", "utf8", "utf8mb4"})
+
+
+def pymysql_options(query: dict[str, str], where: str) -> dict[str, str]:
+    """A MySQL or MariaDB JDBC URL's options (Connector/J's) as pymysql's.
+
+    ``useSSL=false`` and ``sslMode=DISABLED`` are pymysql's default (no TLS) and dropped;
+    ``connectTimeout`` (milliseconds) is ``connect_timeout`` (seconds, rounded up);
+    ``characterEncoding`` UTF-8 is ``charset=utf8mb4``; Java-only tuning is dropped.
+
+    Raises:
+        ConfigurationError: an option pymysql has no equivalent for (TLS on among them: give
+            pymysql's ``ssl_ca``, ``ssl_cert``, ``ssl_key`` in a SQLAlchemy URL).
+    """
+    only = {k.lower() for k in _MYSQL_DRIVER_ONLY}
+    out: dict[str, str] = {}
+    for given, value in query.items():
+        key = given.lower()
+        if (key == "usessl" and value.lower() == "false") or (
+            key == "sslmode" and value.upper() == "DISABLED"
+        ):
+            continue
+        if key == "connecttimeout" and value.isdigit():
+            out["connect_timeout"] = str(max(1, -(-int(value) // 1000)))
+        elif key == "characterencoding" and value.lower() in _UTF8:
+            out["charset"] = "utf8mb4"
+        elif key not in only:
+            msg = (
+                f"Database Connection URL {where!r}: the option {given}={value!r} has no "
+                "equivalent in flowcore's driver (pymysql); remove it, or give a SQLAlchemy "
+                "URL (mysql+pymysql://...) with pymysql's arguments (docs/sql.md)"
+            )
+            raise ConfigurationError(msg)
+    return out
 
 
 def url_password(url: str) -> str | None:

@@ -15,8 +15,8 @@ from processors.sql.jdbc_url import check_driver, sqlalchemy_url, transit_uri, u
     [
         ("jdbc:postgresql://db:5432/sales", "postgresql+psycopg://u:p%40ss@db:5432/sales"),
         (
-            "jdbc:mysql://db:3306/sales?useSSL=false",
-            "mysql+pymysql://u:p%40ss@db:3306/sales?useSSL=false",
+            "jdbc:mysql://db:3306/sales?useSSL=false&connectTimeout=2500&characterEncoding=UTF-8",
+            "mysql+pymysql://u:p%40ss@db:3306/sales?connect_timeout=3&charset=utf8mb4",
         ),
         ("jdbc:mariadb://db/sales", "mariadb+pymysql://u:p%40ss@db/sales"),
         ("jdbc:oracle:thin:@db:1521:ORCL", "oracle+oracledb://u:p%40ss@db:1521/ORCL"),
@@ -179,3 +179,26 @@ def test_url_password_is_a_secret() -> None:
     assert url_password("jdbc:postgresql://h/db?user=u&password=s%40c") == "s@c"
     assert url_password("jdbc:postgresql://h/db") is None
     assert url_password("postgresql+psycopg://u:p@h/db?password=x") is None
+
+
+@pytest.mark.parametrize(
+    "jdbc",
+    [
+        "jdbc:mysql://h/db?useSSL=true&password=tiger",
+        "jdbc:mariadb://h/db?serverTimezone=UTC&password=tiger",
+    ],
+)
+def test_mysql_url_options_without_pymysql_equivalent_are_refused(jdbc: str) -> None:
+    """A Connector/J option pymysql has no equivalent for is one line naming it."""
+    with pytest.raises(ConfigurationError, match=r"the option \w+=.*pymysql") as error:
+        sqlalchemy_url(jdbc, "u")
+    assert "tiger" not in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_mysql_user_and_password_from_the_url() -> None:
+    """MySQL's user and password options are the credentials when the properties are empty."""
+    assert (
+        sqlalchemy_url("jdbc:mysql://h/db?user=shop&password=s%40c&rewriteBatchedStatements=true")
+        == "mysql+pymysql://shop:s%40c@h/db"
+    )
