@@ -62,11 +62,14 @@ def _column(values: Sequence[Any], atype: pa.DataType | None) -> pa.Array:
             return pa.array(values, type=atype)
         except (pa.ArrowInvalid, pa.ArrowTypeError):  # UUIDs, inet...: their text
             values = [v if v is None or isinstance(v, str) else str(v) for v in values]
-    if pa.types.is_list(atype) and atype.value_type == pa.string():
+    if pa.types.is_list(atype):
         try:
             return pa.array(values, type=atype)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):  # arrays of UUIDs, inet...: their text
-            values = [_texts(v) for v in values]
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            if atype.value_type == pa.string():  # arrays of UUIDs, inet...: their text
+                values = [_texts(v) for v in values]
+            else:  # a multidimensional array: lists of lists, the values decide
+                return pa.array(values)
     if pa.types.is_timestamp(atype):
         values = [
             v.astimezone(__import__("datetime").UTC).replace(tzinfo=None)
@@ -224,7 +227,12 @@ def empty_schema(description: Sequence[Any], *, normalize: bool = False) -> pa.S
     kinds = column_kinds(description, [])
     return pa.schema(
         [
-            pa.field(normalize_name(c[0], normalize), arrow_type(k) or pa.decimal128(38, 0))
+            pa.field(normalize_name(c[0], normalize), arrow_type(k) or _undecided(k))
             for c, k in zip(description, kinds, strict=True)
         ]
     )
+
+
+def _undecided(kind: str) -> pa.DataType:
+    """The type of a column whose values would decide it, when there are none."""
+    return pa.list_(pa.string()) if kind.startswith(ARRAY) else pa.decimal128(38, 0)
