@@ -27,7 +27,15 @@ import struct
 import uuid
 from typing import Any
 
-__all__ = ["INTERVAL_OID", "MONEY_OID", "array_text", "interval_text", "money", "nifi_loaders"]
+__all__ = [
+    "INTERVAL_OID",
+    "MONEY_OID",
+    "array_text",
+    "binary_interval_text",
+    "interval_text",
+    "money",
+    "nifi_loaders",
+]
 
 INTERVAL_OID = 1186
 MONEY_OID = 790
