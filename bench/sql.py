@@ -32,7 +32,8 @@ a case spends is the steadier figure of what it costs. Every case starts after a
 0.1-0.2 s); rounds are interleaved, best and range reported, after one round not counted
 (first imports: the Parquet module, psycopg's types).
 
-    .venv/bin/python bench/sql.py [--rows N] [--repeat N] [--reads]
+    .venv/bin/python bench/sql.py [--rows N] [--repeat N] [--reads | --writes]
+        [--amount-type 'numeric(20,6)']
 """
 
 from __future__ import annotations
@@ -59,12 +60,16 @@ from processors.sql.put_database_record import PutDatabaseRecord
 from processors.sql.query_database_table_record import QueryDatabaseTableRecord
 from tests.servers.postgres import postgres_server
 
+#: The amount column's type (``--amount-type``): double precision, or numeric(20,6) for the
+#: exact decimal path (a record DOUBLE into a numeric column).
+AMOUNT_TYPE = ["double precision"]
+
 
 def _reset(server, table: str) -> None:
     server.execute(f"drop table if exists {table}")
     server.execute(
-        f"create table {table} (id bigint primary key, name text, amount double "
-        "precision, code int)"
+        f"create table {table} (id bigint primary key, name text, amount {AMOUNT_TYPE[0]}, "
+        "code int)"
     )
 
 
@@ -203,7 +208,12 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=50_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--reads", action="store_true", help="only the read rows")
+    parser.add_argument("--writes", action="store_true", help="only the write rows")
+    parser.add_argument(
+        "--amount-type", default="double precision", help="the amount column's SQL type"
+    )
     args = parser.parse_args()
+    AMOUNT_TYPE[0] = args.amount_type
     rows = _rows(args.rows)
     content = json.dumps(rows).encode()
     times: dict[str, list[float]] = {}
@@ -228,7 +238,8 @@ def main() -> None:
                 ("fetch + Arrow batches", lambda: bench_fetch_arrow(server)),
                 ("Parquet write alone", bench_parquet),
             )
-            for name, run in reads if args.reads else writes + reads:
+            chosen = reads if args.reads else writes if args.writes else writes + reads
+            for name, run in chosen:
                 made = (_batches(server),) if run is bench_parquet else ()  # not timed
                 gc.collect()
                 started = time.process_time()

@@ -16,7 +16,7 @@ from typing import Any
 import pyarrow as pa
 
 from flowcore.errors import ProcessException
-from processors.sql.avro_types import column_kinds, normalize_name
+from processors.sql.avro_types import ARRAY, column_kinds, normalize_name
 
 __all__ = ["arrow_batches", "arrow_type"]
 
@@ -38,9 +38,19 @@ _TYPES = {
 
 
 def arrow_type(kind: str) -> pa.DataType | None:
-    """The Arrow type of a JDBC kind; None where the values decide (DECIMAL's scale)."""
+    """The Arrow type of a JDBC kind; None where the values decide (DECIMAL's scale).
+
+    An ARRAY is a list of its elements' type (NiFi's record ARRAY of the element type): of
+    strings for elements psycopg loads as objects of no Arrow type (uuid, inet: their text),
+    the values deciding for decimals, timestamps (aware or not) and unknown element types.
+    """
     if kind in ("NUMERIC", "DECIMAL"):
         return None
+    if kind.startswith(ARRAY):
+        element = kind.removeprefix(ARRAY)
+        if element in ("NUMERIC", "TIMESTAMP", "OTHER"):
+            return None
+        return pa.list_(_TYPES.get(element, pa.string()))
     return _TYPES.get(kind, pa.string())
 
 
@@ -50,8 +60,16 @@ def _column(values: Sequence[Any], atype: pa.DataType | None) -> pa.Array:
     if atype == pa.string():
         try:
             return pa.array(values, type=atype)
-        except (pa.ArrowInvalid, pa.ArrowTypeError):  # UUIDs, JSON...: their text
+        except (pa.ArrowInvalid, pa.ArrowTypeError):  # UUIDs, inet...: their text
             values = [v if v is None or isinstance(v, str) else str(v) for v in values]
+    if pa.types.is_list(atype):
+        try:
+            return pa.array(values, type=atype)
+        except (pa.ArrowInvalid, pa.ArrowTypeError):
+            if atype.value_type == pa.string():  # arrays of UUIDs, inet...: their text
+                values = [_texts(v) for v in values]
+            else:  # a multidimensional array: lists of lists, the values decide
+                return pa.array(values)
     if pa.types.is_timestamp(atype):
         values = [
             v.astimezone(__import__("datetime").UTC).replace(tzinfo=None)
@@ -60,6 +78,13 @@ def _column(values: Sequence[Any], atype: pa.DataType | None) -> pa.Array:
             for v in values
         ]
     return pa.array(values, type=atype)
+
+
+def _texts(value: Any) -> Any:
+    """An array's elements as text (nested arrays kept), for a list of strings."""
+    if isinstance(value, list):
+        return [_texts(v) for v in value]
+    return value if value is None or isinstance(value, str) else str(value)
 
 
 def _named_column(name: str, values: Sequence[Any], atype: pa.DataType | None) -> pa.Array:
@@ -202,7 +227,12 @@ def empty_schema(description: Sequence[Any], *, normalize: bool = False) -> pa.S
     kinds = column_kinds(description, [])
     return pa.schema(
         [
-            pa.field(normalize_name(c[0], normalize), arrow_type(k) or pa.decimal128(38, 0))
+            pa.field(normalize_name(c[0], normalize), arrow_type(k) or _undecided(k))
             for c, k in zip(description, kinds, strict=True)
         ]
     )
+
+
+def _undecided(kind: str) -> pa.DataType:
+    """The type of a column whose values would decide it, when there are none."""
+    return pa.list_(pa.string()) if kind.startswith(ARRAY) else pa.decimal128(38, 0)

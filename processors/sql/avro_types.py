@@ -2,9 +2,12 @@
 
 Every field is a union ``["null", type]``. BIGINT is ``long``; INTEGER, SMALLINT and TINYINT
 ``int``; BOOLEAN/BIT ``boolean``; DOUBLE/FLOAT ``double``; REAL ``float``; binary types
-``bytes``; character types ``string``. DECIMAL/NUMERIC, DATE, TIME and TIMESTAMP are Avro
-logical types (decimal bytes, date, time-millis, timestamp-millis) when Use Avro Logical Types
-is true, else strings in Java's ``toString`` forms (``2024-01-02 03:04:05.0``). The column kind
+``bytes``; character types ``string``; arrays (PostgreSQL's) JdbcCommon's
+``["null", "bytes", {"type": "array", "items": "string"}]`` holding the array's text as bytes
+(``{1,NULL,3}``: NiFi writes ``ResultSet.getBytes``). DECIMAL/NUMERIC, DATE, TIME and
+TIMESTAMP are Avro logical types (decimal bytes, date, time-millis, timestamp-millis) when
+Use Avro Logical Types is true, else strings in Java's ``toString`` forms
+(``2024-01-02 03:04:05.0``). The column kind
 comes from the driver's description (PostgreSQL's type OIDs) or, where the driver has none
 (SQLite), from the first non-null value.
 """
@@ -14,11 +17,10 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import re
-import uuid
 from collections.abc import Callable, Sequence
 from typing import Any
 
-__all__ = ["RECORD_NAME", "avro_schema", "column_kinds", "converters", "normalize_name"]
+__all__ = ["ARRAY", "RECORD_NAME", "avro_schema", "column_kinds", "converters", "normalize_name"]
 
 RECORD_NAME = "NiFi_ExecuteSQL_Record"
 
@@ -36,6 +38,7 @@ _PG_OIDS = {
     114: "VARCHAR",
     700: "REAL",
     701: "DOUBLE",
+    790: "DOUBLE",  # money: pgjdbc's Types.DOUBLE (processors.sql.pg_values reads it so)
     1042: "CHAR",
     1043: "VARCHAR",
     1082: "DATE",
@@ -46,6 +49,37 @@ _PG_OIDS = {
     2950: "OTHER",
     3802: "VARCHAR",
 }
+
+
+#: PostgreSQL's array type OIDs -> the JDBC kind of their elements: a column of one is kind
+#: ``ARRAY:<element kind>`` (Types.ARRAY; NiFi's record ARRAY of the element type).
+_PG_ARRAY_OIDS = {
+    1000: "BOOLEAN",
+    1001: "BINARY",
+    1002: "CHAR",
+    1003: "VARCHAR",
+    1005: "SMALLINT",
+    1007: "INTEGER",
+    1009: "VARCHAR",
+    1014: "CHAR",
+    1015: "VARCHAR",
+    1016: "BIGINT",
+    1021: "REAL",
+    1022: "DOUBLE",
+    1028: "BIGINT",
+    1115: "TIMESTAMP",
+    1182: "DATE",
+    1183: "TIME",
+    1185: "TIMESTAMP",
+    1231: "NUMERIC",
+    199: "VARCHAR",  # json[]: each element PostgreSQL's text
+    3807: "VARCHAR",  # jsonb[]
+    2951: "VARCHAR",  # uuid[]: the elements' text
+    1187: "VARCHAR",  # interval[]: the elements' text
+    1041: "VARCHAR",  # inet[]: the elements' text
+    651: "VARCHAR",  # cidr[]: the elements' text
+}
+ARRAY = "ARRAY:"
 
 
 def _kind_of_value(value: Any) -> str:
@@ -65,6 +99,8 @@ def _kind_of_value(value: Any) -> str:
         return "TIME"
     if isinstance(value, bytes | bytearray | memoryview):
         return "BINARY"
+    if isinstance(value, list):
+        return ARRAY + "OTHER"  # an array type not named above: elements as they come
     return "VARCHAR"
 
 
@@ -78,6 +114,8 @@ def column_kinds(description: Sequence[Any], first_rows: Sequence[Sequence[Any]]
     for index, column in enumerate(description):
         code = column[1]
         kind = _PG_OIDS.get(code) if isinstance(code, int) else None
+        if kind is None and isinstance(code, int) and code in _PG_ARRAY_OIDS:
+            kind = ARRAY + _PG_ARRAY_OIDS[code]
         if kind is None:
             value = next((row[index] for row in first_rows if row[index] is not None), None)
             kind = "VARCHAR" if value is None else _kind_of_value(value)
@@ -136,6 +174,9 @@ def avro_schema(
             avro = {"type": "long", "logicalType": "timestamp-millis"} if logical else "string"
         elif kind == "BINARY":
             avro = "bytes"
+        elif kind.startswith(ARRAY):  # JdbcCommon's ARRAY: the value is getBytes's, its text
+            fields.append(_array_field(normalize_name(column[0], normalize)))
+            continue
         else:
             avro = "string"
         name = normalize_name(column[0], normalize)
@@ -146,6 +187,21 @@ def avro_schema(
         "namespace": "any.data",
         "fields": fields,
     }
+
+
+def _array_field(name: str) -> dict[str, Any]:
+    """JdbcCommon's field of a Types.ARRAY column: ``[null, bytes, array of string]``."""
+    items = {"type": "array", "items": "string"}
+    return {"name": name, "type": ["null", "bytes", items], "default": None}
+
+
+def _array_bytes(value: Any) -> Any:
+    """An array's PostgreSQL text as bytes (NiFi's ``rs.getBytes`` of an ARRAY column)."""
+    from processors.sql.pg_values import array_text  # noqa: PLC0415 (no psycopg import)
+
+    if isinstance(value, list):
+        return array_text(value).encode()
+    return value.encode() if isinstance(value, str) else bytes(value)
 
 
 def _java_timestamp(value: dt.datetime) -> str:
@@ -161,8 +217,6 @@ def _java_decimal(value: decimal.Decimal) -> str:
 def _text(value: Any) -> str:
     if isinstance(value, bytes | bytearray | memoryview):
         return bytes(value).decode("utf-8", "replace")
-    if isinstance(value, uuid.UUID | dict | list):
-        return str(value)
     return str(value)
 
 
@@ -184,6 +238,8 @@ def converters(kinds: Sequence[str], *, logical: bool) -> list[Callable[[Any], A
             out.append(lambda v: v.replace(tzinfo=dt.UTC) if v.tzinfo is None else v)
         elif kind == "BINARY":
             out.append(bytes)
+        elif kind.startswith(ARRAY):
+            out.append(_array_bytes)
         elif kind in ("BIGINT", "INTEGER", "SMALLINT", "TINYINT"):
             out.append(int)
         elif kind in ("DOUBLE", "FLOAT", "REAL"):

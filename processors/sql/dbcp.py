@@ -27,7 +27,7 @@ from flowcore.properties import (
     PropertyDescriptor,
 )
 from flowcore.validators import INTEGER_VALIDATOR, NON_NEGATIVE_INTEGER_VALIDATOR, Validator
-from processors.sql.jdbc_url import check_driver, sqlalchemy_url, transit_uri
+from processors.sql.jdbc_url import check_driver, sqlalchemy_url, transit_uri, url_password
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
@@ -306,19 +306,26 @@ class DBCPConnectionPool(DBCPService):
         if url.startswith("sqlite"):
             wait = _seconds(context.get_property(MAX_WAIT_TIME).value, None)
             connect_args.setdefault("timeout", wait if wait is not None else 5.0)
-        else:
+        elif "connect_timeout" not in sqlalchemy.engine.make_url(url).query:
             connect_args.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
         query = context.get_property(VALIDATION_QUERY).value
         evict = _evictable_after(context)
         key = repr((url, sorted(connect_args.items()), sorted(options.items()), query, evict))
         engine = _take_idle(key)
         if engine is None:
+            psycopg = url.startswith("postgresql+psycopg://")
+            # hstore as PostgreSQL's text, not SQLAlchemy's dict (processors.sql.pg_values)
+            native = {"use_native_hstore": False} if psycopg else {}
             try:
-                engine = sqlalchemy.create_engine(url, connect_args=connect_args, **options)
+                engine = sqlalchemy.create_engine(
+                    url, connect_args=connect_args, **options, **native
+                )
             except Exception as error:  # a malformed URL or an unknown dialect
-                secrets = [password or "", *self.sensitive_values()]
+                secrets = [password or "", url_password(raw) or "", *self.sensitive_values()]
                 msg = f"DBCPConnectionPool: cannot use {self._transit!r}: {_clean(error, secrets)}"
                 raise ConfigurationError(msg) from None
+            if psycopg:
+                event.listen(engine, "connect", _nifi_values)
             if query:
                 event.listen(engine, "checkout", _validator(query))
             if evict is not None:
@@ -443,6 +450,14 @@ def _evict_idle(engine: Engine, seconds: float) -> None:
 
     event.listen(engine, "checkin", checkin)
     event.listen(engine, "checkout", checkout)
+
+
+def _nifi_values(dbapi_connection: Any, record: Any) -> None:
+    """A new psycopg connection's loaders: values as NiFi's JDBC driver gives them."""
+    del record
+    from processors.sql.pg_values import nifi_loaders  # noqa: PLC0415
+
+    nifi_loaders(getattr(dbapi_connection, "driver_connection", dbapi_connection))
 
 
 def _validator(query: str) -> Any:

@@ -18,7 +18,15 @@ import attrs
 
 from flowcore.errors import ConfigurationError
 
-__all__ = ["DRIVERS", "Driver", "check_driver", "sqlalchemy_url", "transit_uri"]
+__all__ = [
+    "DRIVERS",
+    "Driver",
+    "check_driver",
+    "libpq_options",
+    "sqlalchemy_url",
+    "transit_uri",
+    "url_password",
+]
 
 
 @attrs.frozen
@@ -109,10 +117,204 @@ def sqlalchemy_url(url: str, user: str | None = None, password: str | None = Non
         return f"{dialect}://{creds}{hostport}/{database}"
     parts = urlsplit(url[5:])
     query = dict(parse_qsl(parts.query))
-    query.pop("user", None)
-    query.pop("password", None)
+    given_user, given_password = query.pop("user", None), query.pop("password", None)
+    if not user and given_user:  # the driver's own: used when the properties are empty
+        creds = _credentials(given_user, password or given_password)
+    elif user and not password and given_password:
+        creds = _credentials(user, given_password)
+    if protocol == "postgresql":
+        query = libpq_options(query, transit_uri(url))
+    else:
+        query = pymysql_options(query, transit_uri(url))
     tail = "?" + "&".join(f"{k}={quote(v, safe='')}" for k, v in query.items()) if query else ""
     return f"{dialect}://{creds}{parts.netloc}{parts.path}{tail}"
+
+
+#: MySQL Connector/J and MariaDB Connector/J options that tune the Java driver only (statement
+#: caching and batching, its Unicode handling, key retrieval, reconnection): accepted, no effect.
+_MYSQL_DRIVER_ONLY = frozenset(
+    {
+        "rewriteBatchedStatements",
+        "useServerPrepStmts",
+        "cachePrepStmts",
+        "prepStmtCacheSize",
+        "prepStmtCacheSqlLimit",
+        "useUnicode",
+        "allowPublicKeyRetrieval",
+        "useCompression",
+        "tcpKeepAlive",
+    }
+)
+#: Character encodings whose pymysql charset is utf8mb4 (Connector/J's UTF-8 is MySQL's).
+_UTF8 = frozenset({"utf-8", "utf8", "utf8mb4"})
+
+
+def pymysql_options(query: dict[str, str], where: str) -> dict[str, str]:
+    """A MySQL or MariaDB JDBC URL's options (Connector/J's) as pymysql's.
+
+    ``useSSL=false`` and ``sslMode=DISABLED`` are pymysql's default (no TLS) and dropped;
+    ``connectTimeout`` (milliseconds) is ``connect_timeout`` (seconds, rounded up);
+    ``characterEncoding`` UTF-8 is ``charset=utf8mb4``; Java-only tuning is dropped.
+
+    Raises:
+        ConfigurationError: an option pymysql has no equivalent for (TLS on among them: give
+            pymysql's ``ssl_ca``, ``ssl_cert``, ``ssl_key`` in a SQLAlchemy URL).
+    """
+    only = {k.lower() for k in _MYSQL_DRIVER_ONLY}
+    out: dict[str, str] = {}
+    for given, value in query.items():
+        key = given.lower()
+        if (key == "usessl" and value.lower() == "false") or (
+            key == "sslmode" and value.upper() == "DISABLED"
+        ):
+            continue
+        if key == "connecttimeout" and value.isdigit():
+            out["connect_timeout"] = str(max(1, -(-int(value) // 1000)))
+        elif key == "characterencoding" and value.lower() in _UTF8:
+            out["charset"] = "utf8mb4"
+        elif key not in only:
+            msg = (
+                f"Database Connection URL {where!r}: the option {given}={value!r} has no "
+                "equivalent in flowcore's driver (pymysql); remove it, or give a SQLAlchemy "
+                "URL (mysql+pymysql://...) with pymysql's arguments (docs/sql.md)"
+            )
+            raise ConfigurationError(msg)
+    return out
+
+
+def url_password(url: str) -> str | None:
+    """The ``password`` option of a JDBC *url*'s query, if any (a secret to mask)."""
+    if not url.strip().startswith("jdbc:") or "?" not in url:
+        return None
+    return dict(parse_qsl(url.split("?", 1)[1])).get("password")
+
+
+#: pgjdbc URL options (case as pgjdbc spells them) that are libpq's under another name.
+_LIBPQ_NAMES = {
+    "ApplicationName": "application_name",
+    "connectTimeout": "connect_timeout",
+    "loginTimeout": "connect_timeout",
+    "sslmode": "sslmode",
+    "sslcert": "sslcert",
+    "sslkey": "sslkey",
+    "sslrootcert": "sslrootcert",
+    "sslpassword": "sslpassword",
+    "gssEncMode": "gssencmode",
+    "kerberosServerName": "krbsrvname",
+    "options": "options",
+    "channelBinding": "channel_binding",
+}
+#: pgjdbc options mapped to libpq's by their value.
+_MAPPED = (
+    "currentSchema",
+    "ssl",
+    "sslfactory",
+    "targetServerType",
+    "tcpKeepAlive",
+    "user",
+    "password",
+)
+#: pgjdbc's targetServerType -> libpq's target_session_attrs.
+_TARGET_SERVER_TYPES = {
+    "any": "any",
+    "primary": "primary",
+    "master": "primary",
+    "secondary": "standby",
+    "slave": "standby",
+    "preferSecondary": "prefer-standby",
+    "preferSlave": "prefer-standby",
+}
+#: pgjdbc options that tune the Java driver only (statement caching and batching, fetch and
+#: transfer formats, its logging): they change no value read or written, so they are
+#: accepted and have no effect (psycopg does these its own way).
+_DRIVER_ONLY = frozenset(
+    {
+        "reWriteBatchedInserts",
+        "prepareThreshold",
+        "preparedStatementCacheQueries",
+        "preparedStatementCacheSizeMiB",
+        "defaultRowFetchSize",
+        "binaryTransfer",
+        "loggerLevel",
+        "loggerFile",
+        "logUnclosedConnections",
+        "tcpNoDelay",
+    }
+)
+#: pgjdbc's validating-off SSL factory: encryption without certificate checks (libpq's
+#: sslmode=require).
+_NON_VALIDATING = "org.postgresql.ssl.NonValidatingFactory"
+
+
+def _flag(name: str, value: str, where: str) -> bool:
+    if value.lower() in ("true", "false"):
+        return value.lower() == "true"
+    msg = f"Database Connection URL {where!r}: option {name}={value!r} must be true or false"
+    raise ConfigurationError(msg)
+
+
+def libpq_options(query: dict[str, str], where: str) -> dict[str, str]:
+    """A PostgreSQL JDBC URL's options (pgjdbc's) as libpq connection parameters.
+
+    ``currentSchema`` is ``options=-c search_path=...``; ``ssl`` is ``sslmode``
+    (``true``: verify-full, pgjdbc's default with ssl on; ``false``: disable) unless
+    ``sslmode`` is given; ``sslfactory`` NonValidatingFactory is ``sslmode=require``;
+    ``targetServerType`` is ``target_session_attrs``; ``tcpKeepAlive`` ``keepalives``;
+    the rest of :data:`_LIBPQ_NAMES` are renamed; driver-only tuning (:data:`_DRIVER_ONLY`)
+    is dropped. Options are matched as pgjdbc spells them, case aside.
+
+    Raises:
+        ConfigurationError: an option with no libpq equivalent, named with those mapped.
+    """
+    names = {k.lower(): k for k in (*_LIBPQ_NAMES, *_DRIVER_ONLY)}
+    out: dict[str, str] = {}
+    schema = ssl = factory = None
+    for given, value in query.items():
+        key = given.lower()
+        if key == "currentschema":
+            schema = value
+        elif key == "ssl":
+            ssl = _flag(given, value, where)
+        elif key == "sslfactory":
+            factory = value
+        elif key == "targetservertype":
+            target = {k.lower(): v for k, v in _TARGET_SERVER_TYPES.items()}.get(value.lower())
+            if target is None:
+                msg = (
+                    f"Database Connection URL {where!r}: targetServerType={value!r} is not one "
+                    f"of {', '.join(_TARGET_SERVER_TYPES)}"
+                )
+                raise ConfigurationError(msg)
+            out["target_session_attrs"] = target
+        elif key == "tcpkeepalive":
+            out["keepalives"] = "1" if _flag(given, value, where) else "0"
+        elif key in names and names[key] in _DRIVER_ONLY:
+            continue
+        elif key in names:
+            out[_LIBPQ_NAMES[names[key]]] = value
+        else:
+            known = sorted({*_LIBPQ_NAMES, *_MAPPED}, key=str.lower)
+            msg = (
+                f"Database Connection URL {where!r}: the PostgreSQL option {given!r} has no "
+                f"equivalent in flowcore's driver (libpq); remove it, or use one of "
+                f"{', '.join(known)} (docs/sql.md)"
+            )
+            raise ConfigurationError(msg)
+    if factory is not None:
+        if factory != _NON_VALIDATING:
+            msg = (
+                f"Database Connection URL {where!r}: sslfactory {factory!r} is a Java class "
+                f"flowcore cannot use; remove it (libpq's sslmode, sslrootcert, sslcert and "
+                f"sslkey set up SSL), or use {_NON_VALIDATING}"
+            )
+            raise ConfigurationError(msg)
+        out.setdefault("sslmode", "require")
+    if ssl is not None and "sslmode" not in out:
+        out["sslmode"] = "verify-full" if ssl else "disable"
+    if schema is not None:
+        path = "-c search_path=" + schema.replace("\\", "\\\\").replace(" ", "\\ ")
+        out["options"] = f"{out['options']} {path}" if "options" in out else path
+    return out
 
 
 def check_driver(url: str) -> None:

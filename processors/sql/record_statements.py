@@ -12,6 +12,7 @@ from __future__ import annotations
 import base64
 import binascii
 import datetime as dt
+import decimal
 import functools
 import re
 import threading
@@ -56,6 +57,21 @@ __all__ = [
 YEAR_TEN_THOUSAND_MILLIS = 253_402_300_800_000
 YEAR_TEN_THOUSAND_SECONDS = 253_402_300_800
 _EPOCH = dt.datetime(1970, 1, 1, tzinfo=dt.UTC)
+#: The Arrow kind of doubles made decimals for a NUMERIC column: bound as ``numeric`` (the
+#: column-wise INSERT's array type); the scale is the column's to apply, not this one's.
+DECIMAL_OF_DOUBLES = pa.decimal128(38, 0)
+
+
+def exact_decimals(values: list[Any]) -> list[Any]:
+    """Doubles as the decimals NiFi binds for a NUMERIC column (``BigDecimal.valueOf``).
+
+    Java's ``Double.toString`` and Python's ``repr`` are the shortest text that reads back
+    as the same double (17 significant digits at most), so ``12345678901234.123456`` read
+    as a double is bound as ``12345678901234.123``. A double bound as such would go
+    through PostgreSQL's float8 -> numeric cast, which keeps 15 significant digits
+    (``12345678901234.1``). NaN and infinities stay (numeric holds them).
+    """
+    return [None if v is None else decimal.Decimal(repr(v)) for v in values]
 
 
 def epoch_instant(value: Any) -> dt.datetime | None:
@@ -299,7 +315,31 @@ class StatementPlan:
         self.timestamps = {
             c for c in fields.values() if isinstance(table.columns[c].type, sa.DateTime)
         }
+        #: Columns of exact numeric types (NUMERIC, DECIMAL): doubles go as decimals.
+        self.decimals = {
+            c
+            for c in fields.values()
+            if isinstance(table.columns[c].type, sa.Numeric)
+            and not isinstance(table.columns[c].type, sa.Float)
+        }
+        self._json_nulls(table)
         self.statement = self._statement()
+
+    def _json_nulls(self, table: Any) -> None:
+        """A null written into a JSON column is SQL NULL, as NiFi writes it.
+
+        SQLAlchemy's JSON types write Python's None as the JSON value ``null`` unless the
+        type is ``none_as_null``; the reflected column's type is replaced by such a copy (a
+        new object: SQLAlchemy's dialect caches key on the type instance).
+        """
+        import sqlalchemy as sa  # noqa: PLC0415
+
+        for name in set(self.fields.values()):
+            column = table.columns[name]
+            if isinstance(column.type, sa.JSON) and not column.type.none_as_null:
+                kind = column.type.copy()
+                kind.none_as_null = True
+                column.type = kind
 
     @classmethod
     def make(  # noqa: PLR0917
@@ -436,6 +476,8 @@ class StatementPlan:
                 values, kind = self._bytes(field.name, column, kind, values), pa.binary()
             elif column in self.timestamps:
                 values, kind = self._instants(field.name, column, kind, values)
+            elif column in self.decimals and pa.types.is_floating(kind):
+                values, kind = exact_decimals(values), DECIMAL_OF_DOUBLES
             if column in merged:
                 pairs = list(zip(merged[column], values, strict=True))
                 if any(a is not None and b is not None and a != b for a, b in pairs):

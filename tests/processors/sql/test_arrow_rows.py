@@ -107,3 +107,30 @@ def test_a_later_row_of_another_width_is_an_error_naming_both():
     """A ragged row in a later chunk is the same ValueError as in the first."""
     with pytest.raises(ValueError, match=r"rows of \[2, 3\] values for 3 columns"):
         list(arrow_batches(_DESCRIPTION, iter([[(1, "a", None)], [(2, "b"), (3, "c", None)]])))
+
+
+def test_postgres_arrays_are_lists_of_their_element_type() -> None:
+    """An array column (its OID) is a list of the element's type; a multidimensional one
+    lists of lists; uuid elements their text; with no rows, a list of strings."""
+    import uuid
+
+    import pyarrow as pa
+
+    from processors.sql.arrow_rows import arrow_batches, empty_schema
+
+    description = [("ia", 1007), ("grid", 1007), ("ua", 2951), ("na", 1231)]
+    one = uuid.UUID("a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11")
+    rows = [([1, None, 3], [[1, 2], [3, 4]], [one], None), (None, None, None, None)]
+    (batch,) = arrow_batches(description, iter([rows]))
+    assert batch.schema.types[:3] == [
+        pa.list_(pa.int32()),
+        pa.list_(pa.list_(pa.int64())),
+        pa.list_(pa.string()),
+    ]
+    assert batch.to_pylist()[0] == {
+        "ia": [1, None, 3],
+        "grid": [[1, 2], [3, 4]],
+        "ua": [str(one)],
+        "na": None,
+    }
+    assert empty_schema(description).types[3] == pa.list_(pa.string())

@@ -386,3 +386,30 @@ def test_a_run_writes_no_secret_into_the_repository(tmp_path) -> None:
     for path in files:
         data = path.read_bytes()
         assert b"hunter2" not in data, path
+
+
+def test_postgres_url_options_reach_the_session(postgres) -> None:
+    """pgjdbc URL options work as NiFi's: user and password from the URL (the properties
+    empty), currentSchema as the search_path, ApplicationName, connectTimeout, ssl=false."""
+    postgres.execute("create schema if not exists url_opts")
+    pool = _enable(
+        **{
+            "Database Connection URL": f"{postgres.jdbc_url}?user={postgres.user}"
+            "&password=hunter2-secret&currentSchema=url_opts,public&ssl=false"
+            "&ApplicationName=flowcore-etl&connectTimeout=3&reWriteBatchedInserts=true",
+        }
+    )
+    try:
+        with pool.connection() as connection:
+            assert connection.execute(
+                sa.text("select current_schema(), current_setting('application_name')")
+            ).one() == ("url_opts", "flowcore-etl")
+        assert pool.transit_uri() == f"jdbc:postgresql://127.0.0.1:{postgres.port}/postgres"
+    finally:
+        pool.on_disabled()
+    nobody = _enable(
+        **{"Database Connection URL": f"{postgres.jdbc_url}?user=nobody&password=hunter2-secret"}
+    )
+    with pytest.raises(sa.exc.OperationalError, match="nobody") as caught, nobody.connection():
+        pass
+    assert "hunter2-secret" not in str(caught.value)

@@ -462,3 +462,51 @@ def test_a_value_avro_cannot_hold_names_its_column_not_the_database(tmp_path: Pa
     message = runner.flowfiles_for("failure")[0].attributes["executesql.error.message"]
     assert "column 'n' of row 2 holds 'oops'" in message
     assert "sqlite:" not in message
+
+
+def test_postgres_json_arrays_and_objects_as_nifi_writes_them(postgres) -> None:
+    """jsonb is PostgreSQL's text, an ARRAY JdbcCommon's [null, bytes, array] holding the
+    array's text (getBytes), an interval PGInterval's text, money a double."""
+    runner = _runner(
+        postgres.jdbc_url,
+        **{
+            "SQL Query": "select '{\"k\": [1, 2.50, null]}'::jsonb as jb, "
+            "'{1,NULL,3}'::int[] as ia, array['a b', '', 'NULL', null, 'x\"y'] as ta, "
+            "array[[1.5, 2], [3, 4]]::float8[] as fa, "
+            "array['2024-01-01 10:00:00.5'::timestamp, '2024-02-29'] as tsa, "
+            "'1 year 2 mons 3 days 04:05:06.5'::interval as iv, '-1234.5'::money as m, "
+            "null::int[] as nothing"
+        },
+    )
+    runner.enqueue(b"")
+    runner.run()
+    schema, records = _records(runner.flowfiles_for("success")[0].content)
+    types = {f["name"]: f["type"] for f in schema["fields"]}
+    array = ["null", "bytes", {"type": "array", "items": "string"}]
+    assert types == {
+        "jb": ["null", "string"],
+        "ia": array,
+        "ta": array,
+        "fa": array,
+        "tsa": array,
+        "iv": ["null", "string"],
+        "m": ["null", "double"],
+        "nothing": array,
+    }
+    assert records == [
+        {
+            "jb": '{"k": [1, 2.50, null]}',
+            "ia": b"{1,NULL,3}",
+            "ta": b'{"a b","","NULL",NULL,"x\\"y"}',
+            "fa": b"{{1.5,2},{3,4}}",
+            "tsa": b'{"2024-01-01 10:00:00.5","2024-02-29 00:00:00"}',
+            "iv": "1 years 2 mons 3 days 4 hours 5 mins 6.5 secs",
+            "m": -1234.5,
+            "nothing": None,
+        }
+    ]
+    expected = postgres.execute(
+        "select array['a b', '', 'NULL', null, 'x\"y']::text, "
+        "array['2024-01-01 10:00:00.5'::timestamp, '2024-02-29']::text"
+    )
+    assert expected == [(records[0]["ta"].decode(), records[0]["tsa"].decode())]

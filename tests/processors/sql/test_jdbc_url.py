@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from flowcore.errors import ConfigurationError
-from processors.sql.jdbc_url import check_driver, sqlalchemy_url, transit_uri
+from processors.sql.jdbc_url import check_driver, sqlalchemy_url, transit_uri, url_password
 
 
 @pytest.mark.parametrize(
@@ -13,8 +15,8 @@ from processors.sql.jdbc_url import check_driver, sqlalchemy_url, transit_uri
     [
         ("jdbc:postgresql://db:5432/sales", "postgresql+psycopg://u:p%40ss@db:5432/sales"),
         (
-            "jdbc:mysql://db:3306/sales?useSSL=false",
-            "mysql+pymysql://u:p%40ss@db:3306/sales?useSSL=false",
+            "jdbc:mysql://db:3306/sales?useSSL=false&connectTimeout=2500&characterEncoding=UTF-8",
+            "mysql+pymysql://u:p%40ss@db:3306/sales?connect_timeout=3&charset=utf8mb4",
         ),
         ("jdbc:mariadb://db/sales", "mariadb+pymysql://u:p%40ss@db/sales"),
         ("jdbc:oracle:thin:@db:1521:ORCL", "oracle+oracledb://u:p%40ss@db:1521/ORCL"),
@@ -108,3 +110,95 @@ def test_url_errors_do_not_echo_the_password(url: str) -> None:
     with pytest.raises(ConfigurationError) as error:
         sqlalchemy_url(url)
     assert "tiger" not in str(error.value)
+
+
+@pytest.mark.parametrize(
+    ("jdbc", "user", "password", "expected"),
+    [
+        ("jdbc:postgresql://h/db?user=shop&password=s%40cret", None, None, "shop:s%40cret@h/db"),
+        ("jdbc:postgresql://h/db?user=shop&password=x", "prop", "p", "prop:p@h/db"),
+        ("jdbc:postgresql://h/db?password=x", "prop", None, "prop:x@h/db"),
+        ("jdbc:postgresql://h/db?user=shop", None, "p", "shop:p@h/db"),
+        (
+            "jdbc:postgresql://h/db?currentSchema=sales&ssl=false",
+            "u",
+            None,
+            "u@h/db?sslmode=disable&options=-c%20search_path%3Dsales",
+        ),
+        ("jdbc:postgresql://h/db?ssl=true", "u", None, "u@h/db?sslmode=verify-full"),
+        ("jdbc:postgresql://h/db?ssl=true&sslmode=require", "u", None, "u@h/db?sslmode=require"),
+        (
+            "jdbc:postgresql://h/db?sslfactory=org.postgresql.ssl.NonValidatingFactory",
+            "u",
+            None,
+            "u@h/db?sslmode=require",
+        ),
+        (
+            "jdbc:postgresql://h/db?connectTimeout=3&ApplicationName=etl&targetServerType=master"
+            "&tcpKeepAlive=true&reWriteBatchedInserts=true&sslrootcert=/r.crt",
+            "u",
+            None,
+            "u@h/db?connect_timeout=3&application_name=etl&target_session_attrs=primary"
+            "&keepalives=1&sslrootcert=%2Fr.crt",
+        ),
+        (
+            "jdbc:postgresql://h/db?options=-c%20work_mem%3D64MB&currentSchema=a%20b,c",
+            "u",
+            None,
+            "u@h/db?options=-c%20work_mem%3D64MB%20-c%20search_path%3Da%5C%20b%2Cc",
+        ),
+    ],
+)
+def test_postgres_url_options(
+    jdbc: str, user: str | None, password: str | None, expected: str
+) -> None:
+    """pgjdbc's URL options as libpq's: user and password when the properties are empty,
+    currentSchema as search_path, ssl as sslmode, the renamed ones, driver tuning dropped."""
+    assert sqlalchemy_url(jdbc, user, password) == f"postgresql+psycopg://{expected}"
+
+
+@pytest.mark.parametrize(
+    ("jdbc", "named"),
+    [
+        ("jdbc:postgresql://h/db?socketTimeout=30&password=tiger", "'socketTimeout'"),
+        ("jdbc:postgresql://h/db?ssl=maybe&password=tiger", "ssl='maybe'"),
+        ("jdbc:postgresql://h/db?targetServerType=any2&password=tiger", "targetServerType"),
+        ("jdbc:postgresql://h/db?sslfactory=com.x.F&password=tiger", "sslfactory 'com.x.F'"),
+    ],
+)
+def test_postgres_url_options_without_libpq_equivalent_are_refused(jdbc: str, named: str) -> None:
+    """An option libpq has no equivalent for is one error naming it (and not the password)."""
+    with pytest.raises(ConfigurationError, match=re.escape(named)) as error:
+        sqlalchemy_url(jdbc, "u")
+    assert "tiger" not in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_url_password_is_a_secret() -> None:
+    """The password of a URL's options is what the pool masks."""
+    assert url_password("jdbc:postgresql://h/db?user=u&password=s%40c") == "s@c"
+    assert url_password("jdbc:postgresql://h/db") is None
+    assert url_password("postgresql+psycopg://u:p@h/db?password=x") is None
+
+
+@pytest.mark.parametrize(
+    "jdbc",
+    [
+        "jdbc:mysql://h/db?useSSL=true&password=tiger",
+        "jdbc:mariadb://h/db?serverTimezone=UTC&password=tiger",
+    ],
+)
+def test_mysql_url_options_without_pymysql_equivalent_are_refused(jdbc: str) -> None:
+    """A Connector/J option pymysql has no equivalent for is one line naming it."""
+    with pytest.raises(ConfigurationError, match=r"the option \w+=.*pymysql") as error:
+        sqlalchemy_url(jdbc, "u")
+    assert "tiger" not in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_mysql_user_and_password_from_the_url() -> None:
+    """MySQL's user and password options are the credentials when the properties are empty."""
+    assert (
+        sqlalchemy_url("jdbc:mysql://h/db?user=shop&password=s%40c&rewriteBatchedStatements=true")
+        == "mysql+pymysql://shop:s%40c@h/db"
+    )

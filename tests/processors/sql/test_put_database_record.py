@@ -569,3 +569,46 @@ def test_max_wait_time_cancels_statements(postgres) -> None:
     error = runner.flowfiles_for("retry")[0].attributes["putdatabaserecord.error"]
     assert "the statement ran longer than Max Wait Time (1 seconds)" in error
     assert postgres.execute("select count(*) from persons") == [(0,)]
+
+
+@pytest.mark.parametrize("column_wise", [True, False], ids=["column-wise", "executemany"])
+def test_double_into_numeric_keeps_its_digits(postgres, monkeypatch, column_wise) -> None:
+    """A record DOUBLE into numeric(20,6) is bound as NiFi's BigDecimal.valueOf: every digit
+    the double holds (17 significant), not float8's 15 (12345678901234.1)."""
+    from processors.sql import record_statements
+
+    if not column_wise:
+        monkeypatch.setattr(record_statements, "usable", lambda *_: False)
+    runner = pg_persons(postgres, "id integer primary key, amount numeric(20,6), ratio numeric")
+    runner.enqueue(
+        b'[{"id": 1, "amount": 12345678901234.123456, "ratio": 0.1},'
+        b' {"id": 2, "amount": -98765432109.87654, "ratio": 1e-7},'
+        b' {"id": 3, "amount": null, "ratio": 123456789012345678}]'
+    )
+    runner.run()
+    assert runner.flowfiles_for("success")
+    assert postgres.execute("select amount::text, ratio::text from persons order by id") == [
+        ("12345678901234.123000", "0.1"),
+        ("-98765432109.876540", "0.0000001"),
+        (None, "123456789012345680"),  # the double's 17 digits (the field is DOUBLE)
+    ]
+
+
+def test_json_null_into_jsonb_is_sql_null(postgres) -> None:
+    """A record's null into a jsonb or json column is SQL NULL (NiFi's), not the JSON value
+    null; objects and arrays are their JSON (keys other records give come as null)."""
+    runner = pg_persons(postgres, "id integer primary key, doc jsonb, raw json")
+    runner.enqueue(
+        b'[{"id": 1, "doc": null, "raw": null},'
+        b' {"id": 2, "doc": {"b": null}, "raw": {"b": null}},'
+        b' {"id": 3, "doc": {"a": 1, "b": "x"}, "raw": {"a": 2}}]'
+    )
+    runner.run()
+    assert runner.flowfiles_for("success")
+    assert postgres.execute(
+        "select id, doc is null, raw is null, doc::text, raw::text from persons order by id"
+    ) == [
+        (1, True, True, None, None),
+        (2, False, False, '{"a": null, "b": null}', '{"b": null, "a": null}'),
+        (3, False, False, '{"a": 1, "b": "x"}', '{"b": null, "a": 2}'),  # json keeps the order
+    ]

@@ -6,6 +6,8 @@ import json
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
@@ -226,3 +228,61 @@ def test_output_batch_size(postgres) -> None:
     assert [o.attributes["record.count"] for o in outs] == ["7"] * 14 + ["2"]
     assert [o.attributes["fragment.index"] for o in outs] == [str(i) for i in range(15)]
     assert not [o for o in outs if "fragment.count" in o.attributes]
+
+
+#: PostgreSQL types psycopg loads as Python objects, and the JSON NiFi's QDTR writes for each
+#: (pgjdbc's values: PostgreSQL's text for json, jsonb, ranges; PGInterval's text; money as
+#: a double; an ARRAY as a record array of its elements).
+_OBJECT_TYPES = [
+    ("jb", "jsonb", '\'{"k": [1, 2.50, null]}\'', '{"k": [1, 2.50, null]}'),
+    ("js", "json", '\'{"k":  [1, 2.50, null]}\'', '{"k":  [1, 2.50, null]}'),
+    ("ia", "int[]", "'{1,NULL,3}'", [1, None, 3]),
+    ("ta", "text[]", "'{a,\"b c\",NULL}'", ["a", "b c", None]),
+    ("na", "numeric[]", "'{2.50,-1}'", [2.5, -1]),
+    ("ua", "uuid[]", "'{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}'",
+     ["a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"]),
+    ("iv", "interval", "'1 year 2 mons 3 days 04:05:06.5'",
+     "1 years 2 mons 3 days 4 hours 5 mins 6.5 secs"),
+    ("ng", "interval", "'-1 hour'", "0 years 0 mons 0 days -1 hours 0 mins 0.0 secs"),
+    ("r", "int4range", "'[1,10)'", "[1,10)"),
+    ("tr", "tsrange", "'[2024-01-01,)'", '["2024-01-01 00:00:00",)'),
+    ("m", "money", "'-1234.5'", -1234.5),
+    ("u", "uuid", "'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11'", "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11"),
+    ("ip", "inet", "'192.168.1.5/24'", "192.168.1.5/24"),
+    ("x", "xml", "'<a>1</a>'", "<a>1</a>"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("binary", [True, False], ids=["binary-read", "text-read"])
+def test_postgres_object_types_are_written_as_nifi_does(postgres, monkeypatch, binary) -> None:
+    """json/jsonb are PostgreSQL's text (not Python's repr of a dict), arrays record arrays,
+    intervals PGInterval's text, ranges their text, money a double: NiFi's values, whether
+    the rows come in binary (the types read so) or text."""
+    from processors.sql import query_base
+
+    types = _OBJECT_TYPES
+    if binary:
+        binary_types = ("jsonb", "json", "int[]", "text[]", "interval", "uuid", "inet")
+        types = [t for t in types if t[1] in binary_types]
+    streams: list[bool] = []
+    streamed = query_base._Streamed
+
+    class Recording(streamed):  # type: ignore[misc,valid-type]
+        def __init__(self, *args, binary: bool, **kwargs) -> None:  # type: ignore[no-untyped-def]
+            streams.append(binary)
+            super().__init__(*args, binary=binary, **kwargs)
+
+    monkeypatch.setattr(query_base, "_Streamed", Recording)
+    postgres.execute("drop table if exists objects")
+    columns = ", ".join(f"{name} {sql}" for name, sql, _, _ in types)
+    postgres.execute(f"create table objects (id int primary key, {columns})")
+    literals = ", ".join(literal for _, _, literal, _ in types)
+    postgres.execute(f"insert into objects values (1, {literals})")
+    postgres.execute("insert into objects (id) values (2)")
+    runner = _pg_record_runner(postgres, "objects", **{"Maximum-value Columns": "id"})
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    first, second = json.loads(out.content)
+    assert streams == [binary]
+    assert first == {"id": 1, **{name: value for name, _, _, value in types}}
+    assert second == {"id": 2, **{name: None for name, _, _, _ in types}}
