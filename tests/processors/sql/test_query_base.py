@@ -92,9 +92,11 @@ def _runner(
     return runner
 
 
-def _read(postgres, table: str, writer_type: type, **props: str) -> list[tuple[bytes, dict]]:
+def _read(
+    postgres, table: str, writer_type: type, writer_props: dict | None = None, **props: str
+) -> list[tuple[bytes, dict]]:
     """Each FlowFile's content and attributes (less uuid and filename) from a run over *table*."""
-    writer = writer_type("writer")
+    writer = writer_type("writer", **(writer_props or {}))
     runner = _runner(postgres, table, writer, **{"Fetch Size": "2", **props})
     runner.run()
     return [
@@ -143,9 +145,11 @@ def test_every_type_writes_the_same_records_binary_or_text(
     """A table of every binary-safe type is read as binary, and its records and attributes are
     those of a read as text (the set emptied)."""
     _table(postgres, "every_type", [(c, sql, lit) for c, sql, _, lit in _TYPES], 2)
-    as_binary = _read(postgres, "every_type", writer_type)
+    # The edge values hold infinities: NiFi's JSON writer takes them with scientific notation.
+    props = {"Allow Scientific Notation": "true"} if writer_type is JsonRecordSetWriter else {}
+    as_binary = _read(postgres, "every_type", writer_type, props)
     monkeypatch.setattr(query_base, "BINARY_SAME_TYPES", frozenset())
-    as_text = _read(postgres, "every_type", writer_type)
+    as_text = _read(postgres, "every_type", writer_type, props)
     assert [binary for binary, _ in opened] == [True, False]
     assert as_binary == as_text
     assert as_binary[0][1]["record.count"] == "3"
