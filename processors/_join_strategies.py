@@ -27,6 +27,7 @@ import pyarrow.ipc
 from flowcore.record_path import RecordPath
 from flowcore.records.schema import RecordSchema
 from flowcore.records.values import batch_rows
+from processors._calcite_duckdb import calcite_connection
 from processors._lookup_records import enriched_schema, rows_to_batch
 
 __all__ = ["Side", "insert_fields", "sql_join", "wrapper"]
@@ -249,11 +250,9 @@ def sql_join(
     Raises:
         duckdb.Error: the SQL is invalid or fails on the data.
     """
-    connection = duckdb.connect()
+    connection = calcite_connection()
     spill = tempfile.TemporaryDirectory(prefix="flowcore-join-")
     try:
-        connection.execute("SET threads TO 1")  # flowcore runs tasks in parallel itself
-        connection.execute("SET old_implicit_casting = true")  # Calcite casts text to numbers
         same = (
             b if b.schema.equals(original_schema) else b.cast(original_schema) for b in original
         )

@@ -31,6 +31,7 @@ from flowcore.validators import (
     NON_NEGATIVE_INTEGER_VALIDATOR,
     ValidationResult,
 )
+from processors._calcite_duckdb import calcite_connection
 from processors.record_services.schema_access import RecordReaderService, RecordWriterService
 
 __all__ = ["QueryRecord"]
@@ -65,10 +66,7 @@ class DuckConnections:
         thread = threading.get_ident()
         connection = self._by_thread.get(thread)
         if connection is None:
-            connection = duckdb.connect()
-            connection.execute("SET threads TO 1")  # flowcore runs tasks in parallel
-            # Calcite compares text with numbers by casting; DuckDB does when asked
-            connection.execute("SET old_implicit_casting = true")
+            connection = calcite_connection()
             with self._lock:
                 self._by_thread[thread] = connection
         return connection
