@@ -27,3 +27,17 @@ def test_settings_are_calcite_like_and_single_threaded() -> None:
     finally:
         connection.close()
     assert rows == [(True, 1)]
+
+
+def test_rpath_functions_are_macros_over_the_argument_json() -> None:
+    """RPATH and its typed forms run on the connection; a null argument gives null (NiFi's)."""
+    connection = calcite_connection()
+    try:
+        rows = connection.sql(
+            "SELECT rpath_int({'age': '30'}, '/age'), typeof(rpath_int({'age': 1}, '/age')), "
+            "rpath(map(['k'], ['v']), '.[''k'']'), "
+            "rpath_string(CAST(NULL AS STRUCT(a VARCHAR)), '/a')"
+        ).fetchall()
+    finally:
+        connection.close()
+    assert rows == [(30, "INTEGER", "v", None)]

@@ -508,3 +508,178 @@ def test_simple() -> None:
     out = runner.flowfiles_for("success")[0]
     out.assert_attribute_equals("QueryRecord.Route", "success")
     out.assert_content_equals('"name","age"\n"Tom","49"\n')
+
+
+#: NiFi's createHierarchicalRecord's schema: a person (with a mother) and a map of favorites.
+HIERARCHY_SCHEMA = json.dumps(
+    {
+        "type": "record",
+        "name": "outer",
+        "fields": [
+            {
+                "name": "person",
+                "type": {
+                    "type": "record",
+                    "name": "person",
+                    "fields": [
+                        {"name": "name", "type": "string"},
+                        {"name": "age", "type": "int"},
+                        {"name": "favoriteColors", "type": {"type": "array", "items": "string"}},
+                        {"name": "dob", "type": {"type": "int", "logicalType": "date"}},
+                        {"name": "dobTimestamp", "type": "long"},
+                        {"name": "joinDate", "type": "string"},
+                        {"name": "weight", "type": "double"},
+                        {
+                            "name": "mother",
+                            "type": {
+                                "type": "record",
+                                "name": "mother",
+                                "fields": [{"name": "name", "type": "string"}],
+                            },
+                        },
+                    ],
+                },
+            },
+            {"name": "favoriteThings", "type": {"type": "map", "values": "string"}},
+        ],
+    }
+)
+HIERARCHY = {
+    "person": {
+        "name": "John Doe",
+        "age": 30,
+        "favoriteColors": ["red", "green"],
+        "dob": "2018-02-04",
+        "dobTimestamp": 1517739655000,
+        "joinDate": "2018-02-04",
+        "weight": 180.8,
+        "mother": {"name": "Jane Doe"},
+    },
+    "favoriteThings": {
+        "sport": "basketball",
+        "color": "green",
+        "roses": "raindrops",
+        "kittens": "whiskers",
+    },
+}
+
+
+def _hierarchy_query(content: bytes, sql: str) -> TestRunner:
+    """A QueryRecord runner that has run *sql* over records read with NiFi's hierarchy."""
+    reader = JsonTreeReader(
+        "reader", schema_access_strategy="schema-text-property", schema_text=HIERARCHY_SCHEMA
+    )
+    writer = JsonRecordSetWriter("writer", output_grouping="output-oneline")
+    return query(content, reader=reader, writer=writer, rel=sql)
+
+
+def test_record_path_functions() -> None:
+    """NiFi's testRecordPathFunctions: each RPATH function over a record (RPATH gives text)."""
+    runner = _hierarchy_query(
+        json.dumps(HIERARCHY).encode(),
+        "SELECT RPATH_STRING(person, '/name') AS name,"
+        " RPATH_INT(person, '/age') AS age,"
+        " RPATH(person, '/name') AS nameObj,"
+        " RPATH(person, '/age') AS ageObj,"
+        " RPATH(person, '/favoriteColors') AS colors,"
+        " RPATH(person, '//name') AS names,"
+        " RPATH_DATE(person, '/dob') AS dob,"
+        " RPATH_LONG(person, '/dobTimestamp') AS dobTimestamp,"
+        " RPATH_DATE(person, 'toDate(/joinDate, \"yyyy-MM-dd\")') AS joinTime, "
+        " RPATH_DOUBLE(person, '/weight') AS weight"
+        " FROM FLOWFILE",
+    )
+    runner.assert_transfer_count("rel", 1)
+    out = runner.flowfiles_for("rel")[0]
+    out.assert_attribute_equals("QueryRecord.Route", "rel")
+    runner.flowfiles_for("original")[0].assert_attribute_equals("QueryRecord.Route", "original")
+    assert json.loads(out.content) == {
+        "name": "John Doe",
+        "age": 30,
+        "nameObj": "John Doe",
+        "ageObj": "30",
+        "colors": '["red","green"]',
+        "names": '["John Doe","Jane Doe"]',
+        "dob": 1517702400000,  # 2018-02-04: the JSON writer writes a DATE as epoch millis
+        "dobTimestamp": 1517739655000,
+        "joinTime": 1517702400000,
+        "weight": 180.8,
+    }
+
+
+def test_record_path_in_aggregate() -> None:
+    """NiFi's testRecordPathInAggregate: RPATH_INT in a filter and in the subquery's AVG."""
+    people = [
+        {**HIERARCHY, "person": {**HIERARCHY["person"], "name": f"Person {i}", "age": i}}
+        for i in range(100)
+    ]
+    runner = _hierarchy_query(
+        json.dumps(people).encode(),
+        "SELECT RPATH_STRING(person, '/name') AS name FROM FLOWFILE"
+        " WHERE RPATH_INT(person, '/age') > ("
+        "   SELECT AVG( RPATH_INT(person, '/age') ) FROM FLOWFILE"
+        ")",
+    )
+    runner.assert_transfer_count("rel", 1)
+    out = runner.flowfiles_for("rel")[0]
+    names = [json.loads(line)["name"] for line in out.content.decode().splitlines()]
+    assert names == [f"Person {i}" for i in range(50, 100)]
+
+
+def test_record_path_with_map() -> None:
+    """NiFi's testRecordPathWithMap: RPATH over a MAP reads a key relative to it."""
+    runner = _hierarchy_query(
+        json.dumps(HIERARCHY).encode(),
+        "SELECT RPATH(favoriteThings, '.[''sport'']') AS sport,"
+        " RPATH_STRING(person, '/name') AS nameObj"
+        " FROM FLOWFILE"
+        " WHERE RPATH(favoriteThings, '.[''color'']') = 'green'",
+    )
+    runner.assert_transfer_count("rel", 1)
+    runner.flowfiles_for("rel")[0].assert_content_equals(
+        '{"sport":"basketball","nameObj":"John Doe"}'
+    )
+
+
+@pytest.mark.parametrize(
+    "where",
+    [
+        # NiFi's testRecordPathWithArray: home and work addresses in different states
+        "RPATH(addresses, '/state[/label = ''home'']') <>"
+        " RPATH(addresses, '/state[/label = ''work'']')",
+        # NiFi's testRecordPathWithArrayAndOnlyOneElementMatchingRPath
+        "RPATH(addresses, '/state[. = ''NY'']') = 'NY'",
+        # NiFi's testLikeWithRecordPath
+        "RPATH_STRING(addresses, '/state[. = ''NY'']') LIKE 'N%'",
+    ],
+)
+def test_record_path_with_array(where: str) -> None:
+    """NiFi's RPATH over an ARRAY of records: each record's selections, joined."""
+    runner = _people_query(_people(60.5), f"SELECT title, name FROM FLOWFILE WHERE {where}")
+    runner.assert_transfer_count("rel", 1)
+    runner.flowfiles_for("rel")[0].assert_content_equals(
+        '{"title":"Software Engineer","name":"John Doe"}'
+    )
+
+
+def test_compare_results_of_two_record_paths_against_array() -> None:
+    """NiFi's testCompareResultsOfTwoRecordPathsAgainstArray: both addresses in NY are equal."""
+    in_ny = ({**HOME, "state": "NY"}, {**WORK, "state": "NY"})
+    runner = _people_query(
+        _people(60.5, addresses=in_ny) + _people(60.5),
+        "SELECT title, name FROM FLOWFILE"
+        " WHERE RPATH(addresses, '/state[/label = ''home'']') ="
+        " RPATH(addresses, '/state[/label = ''work'']')",
+    )
+    runner.assert_transfer_count("rel", 1)
+    out = runner.flowfiles_for("rel")[0]
+    out.assert_attribute_equals("record.count", "1")
+    out.assert_content_equals('{"title":"Software Engineer","name":"John Doe"}')
+
+
+def test_record_path_selecting_several_values_fails_a_typed_function() -> None:
+    """A typed RPATH function over a path that selects two values fails the FlowFile, as NiFi."""
+    runner = _people_query(
+        _people(60.5), "SELECT RPATH_STRING(addresses, '/state') AS s FROM FLOWFILE"
+    )
+    runner.assert_all_flowfiles_transferred("failure", 1)
