@@ -89,10 +89,12 @@ def _typed(name: str, convert: Callable[[Any, str], Any]) -> Callable[[str, str,
 
 
 def _not_as(kind: str, value: Any, path: str) -> ValueError:
-    return ValueError(
+    """NiFi's error for a value the function cannot convert to *kind*."""
+    msg = (
         f"Cannot evaluate RecordPath {path} as {kind} because the value returned is of type "
         f"{type(value).__name__}"
     )
+    return ValueError(msg)
 
 
 def _number(kind: str, to: Callable[[Any], Any]) -> Callable[[Any, str], Any]:
@@ -146,10 +148,12 @@ def _date(value: Any, path: str) -> datetime.date:
                 '"yyyy-MM-dd" )\' ) AS eventDate FROM FLOWFILE'
             )
             raise ValueError(msg) from None
-    raise _not_as("Date", value, path)
+    kind = "Date"
+    raise _not_as(kind, value, path)
 
 
 def _string(value: Any, path: str) -> str | None:
+    """RPATH_STRING: the value's text (JSON for a record, map or array)."""
     del path
     return _text(value)
 
