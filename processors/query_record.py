@@ -332,6 +332,7 @@ class QueryRecord(Processor):
         connection = self._duck().get()
         try:
             connection.register(TABLE, records)
+            result = None
             try:
                 relation = connection.sql(sql)
                 if relation is None:  # a statement that returns no rows (CREATE, SET ...)
@@ -343,6 +344,10 @@ class QueryRecord(Processor):
                     session, child, writer, result.schema, result, attributes=original.attributes
                 )
             finally:
+                # a write that failed leaves the result open, and DuckDB refuses to unregister
+                # under an open result: that error would hide the writer's
+                if result is not None:
+                    result.close()
                 connection.unregister(TABLE)
         except BaseException:
             session.remove(child)

@@ -15,6 +15,7 @@ from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors import GetFile, PutFile, QueryRecord, query_record
 from processors.record_services import (
+    AvroRecordSetWriter,
     CSVReader,
     CSVRecordSetWriter,
     JsonRecordSetWriter,
@@ -683,3 +684,27 @@ def test_record_path_selecting_several_values_fails_a_typed_function() -> None:
         _people(60.5), "SELECT RPATH_STRING(addresses, '/state') AS s FROM FLOWFILE"
     )
     runner.assert_all_flowfiles_transferred("failure", 1)
+
+
+def test_a_result_the_writer_refuses_fails_with_the_writers_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A row the Record Writer cannot write fails the FlowFile with the writer's message (not
+    DuckDB's open-result error), and the next FlowFile's query runs on the same connection."""
+    schema = json.dumps({"type": "record", "name": "r", "fields": [{"name": "n", "type": "int"}]})
+    runner = TestRunner(
+        QueryRecord(record_reader="reader", record_writer="writer", q="SELECT n FROM FLOWFILE")
+    )
+    runner.add_service(CSVReader("reader", treat_first_line_as_header="true"))
+    runner.add_service(
+        AvroRecordSetWriter(
+            "writer", schema_access_strategy="schema-text-property", schema_text=schema
+        )
+    )
+    runner.enqueue(b"n\nabc\n")
+    runner.enqueue(b"n\n5\n")
+    runner.run(2)
+    runner.assert_transfer_count("failure", 1)
+    runner.assert_transfer_count("q", 1)
+    assert "Failed to parse string: 'abc' as a scalar of type int32" in caplog.text
+    assert "open result" not in caplog.text
