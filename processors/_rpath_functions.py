@@ -22,8 +22,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from flowcore.record_path import FieldValue, RecordField, compile_record_path
-from flowcore.record_path._values import to_string
+from flowcore.record_path import compile_record_path
+from flowcore.record_path._values import FieldValue, RecordField, to_string
 
 __all__ = ["RPATH_FUNCTIONS", "rpath_object", "selected_values"]
 
