@@ -48,10 +48,11 @@ TABLE_BYTES = 16 << 20
 class DuckConnections:
     """One DuckDB connection per thread for one QueryRecord, all closed when it stops.
 
-    A connection costs ~10 ms to open against ~1 ms a query, so a thread keeps its own (a
-    connection is not shared between threads; each query registers FLOWFILE and unregisters
-    it after). :meth:`close` (the processor's ``on_stopped``, or the processor being
-    collected, as on a Spark executor that drops its copy) closes every one.
+    A connection costs ~20 ms to open (set up for Calcite's SQL: ``_calcite_duckdb``) against
+    ~1 ms a query, so a thread keeps its own (a connection is not shared between threads;
+    each query registers FLOWFILE and unregisters it after). :meth:`close` (the processor's
+    ``on_stopped``, or the processor being collected, as on a Spark executor that drops its
+    copy) closes every one.
     """
 
     def __init__(self) -> None:
