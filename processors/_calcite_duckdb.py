@@ -5,23 +5,47 @@ differ in a way DuckDB can be told about, each connection is told when it opens,
 written for NiFi runs unchanged and nothing rewrites its text (a rewrite could touch a string
 literal or a quoted identifier):
 
-- a setting: text compared with a number is cast, as Calcite does (``old_implicit_casting``);
+- settings: text compared with a number is cast, as Calcite does (``old_implicit_casting``);
+  an integer divided by an integer is an integer, truncated, as Calcite's (and Java's) ``/``
+  is (``integer_division``: ``7 / 2`` is ``3``, ``-7 / 2`` is ``-3``);
 - a macro under the built-in's own name where DuckDB's type differs from Calcite's (the
   built-in stays reachable as ``system.main.<name>``; the macro lives in the connection's
   temporary schema, which DuckDB searches first);
 - NiFi's own functions, RecordPath's ``RPATH`` family (``_rpath_functions``): a macro per
   function that hands a Python function its argument as JSON, with its DuckDB type.
 
+Records cross to DuckDB and back through :func:`sql_schema` and :func:`result_schema`: a
+CHOICE column (its values' JSON text, docs/records.md) is DuckDB's JSON in the SQL, so a result
+column that is still JSON (the column passed through, or a ``CASE``/``COALESCE``/``UNION``
+of CHOICE columns) is known for a CHOICE and written back as one; any other result column
+named as an input field of the same Arrow type keeps that field's NiFi type (NiFi's
+``ResultSetRecordSet`` takes the reader schema's type of a column of the same name).
+
 What is left different is listed in docs/processors.md (QueryRecord's SQL).
 """
 
 from __future__ import annotations
 
-import duckdb
+import json
+from collections.abc import Iterable, Iterator, Sequence
 
+import duckdb
+import pyarrow as pa
+
+from flowcore.records.schema import NIFI_TYPE_KEY
 from processors._rpath_functions import RPATH_FUNCTIONS
 
-__all__ = ["CALCITE_MACROS", "calcite_connection"]
+__all__ = [
+    "CALCITE_MACROS",
+    "calcite_connection",
+    "result_batches",
+    "result_schema",
+    "sql_batches",
+    "sql_schema",
+]
+
+#: DuckDB's JSON type, as Arrow's canonical JSON extension type (DuckDB reads it as JSON).
+_JSON = pa.json_(pa.string())
 
 #: Macros giving Calcite's result types where DuckDB's built-ins differ.
 CALCITE_MACROS: tuple[str, ...] = (
@@ -47,6 +71,7 @@ def calcite_connection() -> duckdb.DuckDBPyConnection:
     try:
         connection.execute("SET threads TO 1")
         connection.execute("SET old_implicit_casting = true")
+        connection.execute("SET integer_division = true")
         for name, (function, result) in RPATH_FUNCTIONS.items():
             text = duckdb.sqltypes.VARCHAR
             connection.create_function(
@@ -58,3 +83,93 @@ def calcite_connection() -> duckdb.DuckDBPyConnection:
         connection.close()
         raise
     return connection
+
+
+def _choice(field: pa.Field) -> dict[str, object] | None:
+    """*field*'s CHOICE type as NiFi type JSON, or None for a field of another type."""
+    meta = (field.metadata or {}).get(NIFI_TYPE_KEY)
+    if meta is None:
+        return None
+    dtype = json.loads(meta)
+    return dtype if isinstance(dtype, dict) and dtype.get("type") == "choice" else None
+
+
+def sql_schema(schema: pa.Schema) -> pa.Schema:
+    """*schema* as the SQL sees it: a CHOICE column is DuckDB's JSON (its values' JSON text).
+
+    JSON rather than text: a result column still JSON is known for a CHOICE passed through
+    (:func:`result_schema`), where text would be written as a string holding JSON.
+    """
+    if not any(_choice(field) for field in schema):
+        return schema
+    return pa.schema(
+        [pa.field(f.name, _JSON, f.nullable, f.metadata) if _choice(f) else f for f in schema],
+        metadata=schema.metadata,
+    )
+
+
+def sql_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """*batches* under *schema* (:func:`sql_schema` of theirs): zero-copy for the JSON."""
+    for batch in batches:
+        yield batch if batch.schema.equals(schema) else batch.cast(schema)
+
+
+def result_schema(
+    result: pa.Schema, sql_types: Sequence[str], inputs: Sequence[pa.Schema]
+) -> pa.Schema:
+    """The NiFi-typed schema of a DuckDB result (*sql_types*: DuckDB's type of each column).
+
+    A JSON column is a CHOICE: the type of the input CHOICE field of its name, else one of
+    every input CHOICE field's options (an alias of a CHOICE column). Another column named
+    as an input field (case-insensitively, as DuckDB matches names) of the same Arrow type
+    keeps that field's metadata (enum, uuid, char, bigint, a nested CHOICE...).
+    """
+    by_name: dict[str, pa.Field] = {}
+    for schema in inputs:
+        for field in schema:
+            by_name.setdefault(field.name, field)
+            by_name.setdefault(field.name.lower(), field)
+    choices = [c for schema in inputs for f in schema if (c := _choice(f)) is not None]
+    fields = []
+    for field, sql_type in zip(result, sql_types, strict=True):
+        source = by_name.get(field.name) or by_name.get(field.name.lower())
+        if sql_type == "JSON":
+            choice = _choice(source) if source is not None else None
+            if choice is None:
+                choice = _merged(choices)
+            text = json.dumps(choice, separators=(",", ":"))
+            fields.append(pa.field(field.name, pa.string(), True, {NIFI_TYPE_KEY: text}))
+        elif source is not None and source.type.equals(field.type) and source.metadata:
+            fields.append(pa.field(field.name, source.type, True, source.metadata))
+        elif source is not None and source.type.equals(field.type):
+            fields.append(pa.field(field.name, source.type, True))
+        else:
+            fields.append(field)
+    return pa.schema(fields)
+
+
+def _merged(choices: Sequence[dict[str, object]]) -> dict[str, object]:
+    """One CHOICE of every option of *choices* (each once, first seen first)."""
+    options: list[object] = []
+    for choice in choices:
+        for option in choice.get("options", ()):  # type: ignore[union-attr]
+            if option not in options:
+                options.append(option)
+    return {"type": "choice", "options": options or ["string"]}
+
+
+def result_batches(
+    batches: Iterable[pa.RecordBatch], schema: pa.Schema
+) -> Iterator[pa.RecordBatch]:
+    """DuckDB's result *batches* under their :func:`result_schema` (the arrays unchanged)."""
+    for batch in batches:
+        if batch.schema.equals(schema, check_metadata=True):
+            yield batch
+        else:
+            yield pa.RecordBatch.from_arrays(
+                [
+                    column.cast(field.type)
+                    for column, field in zip(batch.columns, schema, strict=True)
+                ],
+                schema=schema,
+            )

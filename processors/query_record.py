@@ -31,7 +31,13 @@ from flowcore.validators import (
     NON_NEGATIVE_INTEGER_VALIDATOR,
     ValidationResult,
 )
-from processors._calcite_duckdb import calcite_connection
+from processors._calcite_duckdb import (
+    calcite_connection,
+    result_batches,
+    result_schema,
+    sql_batches,
+    sql_schema,
+)
 from processors.record_services.schema_access import RecordReaderService, RecordWriterService
 
 __all__ = ["QueryRecord"]
@@ -339,10 +345,17 @@ class QueryRecord(Processor):
                 if relation is None:  # a statement that returns no rows (CREATE, SET ...)
                     msg = f"the query {name!r} is not a SELECT statement: {sql}"
                     raise duckdb.InvalidInputException(msg)
+                sql_types = [str(t) for t in relation.types]
                 stream = getattr(relation, "to_arrow_reader", None)
                 result = (stream or relation.fetch_arrow_reader)(RESULT_BATCH_ROWS)
+                schema = result_schema(result.schema, sql_types, [records.schema])
                 child, written = write_records(
-                    session, child, writer, result.schema, result, attributes=original.attributes
+                    session,
+                    child,
+                    writer,
+                    schema,
+                    result_batches(result, schema),
+                    attributes=original.attributes,
                 )
             finally:
                 # a write that failed leaves the result open, and DuckDB refuses to unregister
@@ -359,18 +372,20 @@ class QueryRecord(Processor):
 
 
 def _batch_reader(records: Iterator[pa.RecordBatch]) -> pa.RecordBatchReader:
-    """The records as a RecordBatchReader (its schema from the first batch, or the reader's)."""
+    """The records as the SQL sees them (``sql_schema``), a RecordBatchReader.
+
+    Its schema is the first batch's, or the reader's when there is none.
+    """
     batches = iter(records)
     first = next(batches, None)
     if first is None:
         schema = getattr(records, "schema", None) or RecordSchema(())
-        arrow = schema.to_arrow()
+        arrow = sql_schema(schema.to_arrow())
         return pa.RecordBatchReader.from_batches(arrow, iter(()))
-    schema_ = first.schema
+    schema_ = sql_schema(first.schema)
 
     def chained() -> Iterator[pa.RecordBatch]:
         yield first
-        for batch in batches:
-            yield batch if batch.schema.equals(schema_) else batch.cast(schema_)
+        yield from batches
 
-    return pa.RecordBatchReader.from_batches(schema_, chained())
+    return pa.RecordBatchReader.from_batches(schema_, sql_batches(chained(), schema_))
