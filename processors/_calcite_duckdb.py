@@ -14,6 +14,14 @@ literal or a quoted identifier):
 - NiFi's own functions, RecordPath's ``RPATH`` family (``_rpath_functions``): a macro per
   function that hands a Python function its argument as JSON, with its DuckDB type.
 
+One difference needs the query changed, and :func:`calcite_relation` changes it on DuckDB's
+own parse tree (``json_serialize_sql``; literals and identifiers stay as they were): Calcite's
+``AVG`` has its argument's type (``AVG`` of INTEGERs is an INTEGER, truncated), where DuckDB's
+is a DOUBLE. Calcite computes it as ``CAST(SUM(x) / COUNT(x) AS <type of x>)``
+(``AggregateReduceFunctionsRule``), and so does the rewritten query, with DuckDB's
+``cast_to_type`` (no macro can stand for an aggregate that takes ``DISTINCT``, ``FILTER`` or
+``OVER``: a rewrite keeps them). A query without ``avg`` is not touched.
+
 Records cross to DuckDB and back through :func:`sql_schema` and :func:`result_schema`: a
 CHOICE column (its values' JSON text, docs/records.md) is DuckDB's JSON in the SQL, so a result
 column that is still JSON (the column passed through, or a ``CASE``/``COALESCE``/``UNION``
@@ -38,6 +46,8 @@ from processors._rpath_functions import RPATH_FUNCTIONS
 __all__ = [
     "CALCITE_MACROS",
     "calcite_connection",
+    "calcite_relation",
+    "choice_hint",
     "result_batches",
     "result_schema",
     "sql_batches",
@@ -85,6 +95,109 @@ def calcite_connection() -> duckdb.DuckDBPyConnection:
     return connection
 
 
+def calcite_relation(
+    connection: duckdb.DuckDBPyConnection, sql: str
+) -> duckdb.DuckDBPyRelation | None:
+    """*sql* as a relation on *connection*, Calcite's ``AVG`` in it (None: not a query).
+
+    The result columns keep the names DuckDB gives the query as written (an unnamed
+    ``AVG(points)`` stays ``avg(points)``).
+
+    Raises:
+        duckdb.Error: the SQL is invalid or names what is not there.
+    """
+    relation = connection.sql(sql)
+    if relation is None or "avg" not in sql.lower():
+        return relation
+    rewritten = _calcite_avg(connection, sql)
+    if rewritten is None:
+        return relation
+    names = relation.columns
+    result = connection.sql(rewritten)
+    if result is None or result.columns == names:
+        return result
+    columns = ", ".join(
+        f"#{i} AS " + '"' + name.replace('"', '""') + '"' for i, name in enumerate(names, 1)
+    )
+    return result.project(columns)
+
+
+def _calcite_avg(connection: duckdb.DuckDBPyConnection, sql: str) -> str | None:
+    """*sql* with each ``avg(x)`` as Calcite computes it, or None when it has none."""
+    tree = json.loads(connection.execute("SELECT json_serialize_sql(?)", [sql]).fetchall()[0][0])
+    if tree.get("error"):
+        return None  # not one SELECT: DuckDB says what is wrong when it runs
+    changed = _replace_avg(tree)
+    if not changed:
+        return None
+    text = json.dumps(tree, separators=(",", ":"))
+    return str(connection.execute("SELECT json_deserialize_sql(?::JSON)", [text]).fetchall()[0][0])
+
+
+def _replace_avg(node: object) -> int:
+    """Replace every ``avg`` call under *node* (in place); how many were replaced."""
+    count = 0
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            if _is_avg(item):
+                node[i] = _calcite_avg_of(item)
+                count += 1
+            count += _replace_avg(node[i])
+    elif isinstance(node, dict):
+        for key, item in node.items():
+            if _is_avg(item):
+                node[key] = _calcite_avg_of(item)
+                count += 1
+            count += _replace_avg(node[key])
+    return count
+
+
+def _is_avg(node: object) -> bool:
+    """Whether *node* is a call of the built-in ``avg`` with one argument."""
+    return (
+        isinstance(node, dict)
+        and node.get("class") in ("FUNCTION", "WINDOW")
+        and str(node.get("function_name", "")).lower() == "avg"
+        and not node.get("schema")
+        and not node.get("catalog")
+        and len(node.get("arguments") or ()) == 1
+    )
+
+
+def _calcite_avg_of(avg: dict[str, object]) -> dict[str, object]:
+    """``cast_to_type(sum(x) / count(x), min(x))`` with *avg*'s DISTINCT, FILTER and OVER."""
+
+    def same_call(name: str) -> dict[str, object]:
+        call = json.loads(json.dumps(avg))
+        call.update(function_name=name, alias="", qualified_name={"path": [name]})
+        return call
+
+    def function(name: str, *arguments: dict[str, object], operator: bool = False) -> dict:
+        return {
+            "class": "FUNCTION",
+            "type": "FUNCTION",
+            "alias": "",
+            "query_location": avg.get("query_location", 0),
+            "function_name": name,
+            "schema": "",
+            "filter": None,
+            "order_bys": {"type": "ORDER_MODIFIER", "orders": []},
+            "distinct": False,
+            "is_operator": operator,
+            "export_state": False,
+            "catalog": "",
+            "arguments": [{"name": "", "expression": a} for a in arguments],
+            "qualified_name": {"path": [name]},
+            "is_legacy_function_call": False,
+        }
+
+    # integer_division is on: "/" of integers truncates, as Calcite's does
+    quotient = function("/", same_call("sum"), same_call("count"), operator=True)
+    result = function("cast_to_type", quotient, same_call("min"))
+    result["alias"] = avg.get("alias", "")
+    return result
+
+
 def _choice(field: pa.Field) -> dict[str, object] | None:
     """*field*'s CHOICE type as NiFi type JSON, or None for a field of another type."""
     meta = (field.metadata or {}).get(NIFI_TYPE_KEY)
@@ -92,6 +205,22 @@ def _choice(field: pa.Field) -> dict[str, object] | None:
         return None
     dtype = json.loads(meta)
     return dtype if isinstance(dtype, dict) and dtype.get("type") == "choice" else None
+
+
+def choice_hint(error: duckdb.ConversionException, schema: pa.Schema) -> duckdb.Error:
+    """*error*, saying how to compare a CHOICE column when DuckDB failed to read text as JSON.
+
+    A CHOICE column is JSON in the SQL, so ``v = 'abc'`` reads ``'abc'`` as JSON and fails.
+    """
+    choices = [field.name for field in schema if _choice(field) is not None]
+    if not choices or "JSON" not in str(error):
+        return error
+    name = choices[0]
+    msg = (
+        f"{error}\n(the CHOICE field(s) {', '.join(choices)} are JSON in the SQL: compare a "
+        f"value as text with {name}->>'$' = 'abc', or cast it: CAST({name} AS INTEGER))"
+    )
+    return duckdb.ConversionException(msg)
 
 
 def sql_schema(schema: pa.Schema) -> pa.Schema:

@@ -33,6 +33,8 @@ from flowcore.validators import (
 )
 from processors._calcite_duckdb import (
     calcite_connection,
+    calcite_relation,
+    choice_hint,
     result_batches,
     result_schema,
     sql_batches,
@@ -341,7 +343,7 @@ class QueryRecord(Processor):
             connection.register(TABLE, records)
             result = None
             try:
-                relation = connection.sql(sql)
+                relation = calcite_relation(connection, sql)
                 if relation is None:  # a statement that returns no rows (CREATE, SET ...)
                     msg = f"the query {name!r} is not a SELECT statement: {sql}"
                     raise duckdb.InvalidInputException(msg)
@@ -357,6 +359,8 @@ class QueryRecord(Processor):
                     result_batches(result, schema),
                     attributes=original.attributes,
                 )
+            except duckdb.ConversionException as error:
+                raise choice_hint(error, records.schema) from error
             finally:
                 # a write that failed leaves the result open, and DuckDB refuses to unregister
                 # under an open result: that error would hide the writer's
