@@ -268,10 +268,9 @@ def result_schema(
                 choice = _merged(choices)
             text = json.dumps(choice, separators=(",", ":"))
             fields.append(pa.field(field.name, pa.string(), True, {NIFI_TYPE_KEY: text}))
-        elif source is not None and source.type.equals(field.type) and source.metadata:
+        elif source is not None and _choice(source) is None and source.type.equals(field.type):
+            # a text column named as a CHOICE is text made by the query (v || 'x' AS v)
             fields.append(pa.field(field.name, source.type, True, source.metadata))
-        elif source is not None and source.type.equals(field.type):
-            fields.append(pa.field(field.name, source.type, True))
         else:
             fields.append(field)
     return pa.schema(fields)

@@ -2,7 +2,25 @@
 
 from __future__ import annotations
 
-from processors._calcite_duckdb import calcite_connection
+import json
+
+import pyarrow as pa
+
+from flowcore.records.schema import (
+    BOOLEAN,
+    INT,
+    NIFI_TYPE_KEY,
+    STRING,
+    ChoiceType,
+    EnumType,
+    RecordSchema,
+)
+from processors._calcite_duckdb import (
+    calcite_connection,
+    calcite_relation,
+    result_schema,
+    sql_schema,
+)
 
 
 def test_cardinality_is_an_integer_a_list_index_takes() -> None:
@@ -41,3 +59,109 @@ def test_rpath_functions_are_macros_over_the_argument_json() -> None:
     finally:
         connection.close()
     assert rows == [(30, "INTEGER", "v", None)]
+
+
+def test_integer_division_truncates_as_calcite() -> None:
+    """An integer over an integer is an integer truncated toward zero (Calcite's and Java's
+    ``/``); a DOUBLE or DECIMAL operand still divides exactly."""
+    connection = calcite_connection()
+    try:
+        rows = connection.sql(
+            "SELECT 7 / 2, -7 / 2, typeof(CAST(7 AS INTEGER) / CAST(2 AS INTEGER)), "
+            "typeof(CAST(7 AS BIGINT) / 2), 7 / 2.0, CAST(7 AS DOUBLE) / 2"
+        ).fetchall()
+    finally:
+        connection.close()
+    assert rows == [(3, -3, "INTEGER", "BIGINT", 3.5, 3.5)]
+
+
+def _relation_rows(sql: str) -> tuple[list[str], list[str], list[tuple[object, ...]]]:
+    """*sql*'s column names, DuckDB types and rows over a small table FLOWFILE."""
+    connection = calcite_connection()
+    try:
+        connection.register(
+            "FLOWFILE",
+            pa.table(
+                {
+                    "i": pa.array([1, 2, 4, -9], pa.int32()),
+                    "l": pa.array([10, 20, 40, -75], pa.int64()),
+                    "d": [1.5, 2.5, 3.0, 1.0],
+                    "g": ["a", "a", "b", "b"],
+                    "s": ["avg(i)", "x", "y", "z"],
+                }
+            ),
+        )
+        relation = calcite_relation(connection, sql)
+        assert relation is not None
+        return relation.columns, [str(t) for t in relation.types], relation.fetchall()
+    finally:
+        connection.close()
+
+
+def test_avg_has_its_arguments_type_as_calcite() -> None:
+    """AVG of INTEGER is an INTEGER truncated toward zero, of BIGINT a BIGINT, of DOUBLE a
+    DOUBLE (Calcite's SUM / COUNT cast to the argument's type); an unnamed AVG keeps DuckDB's
+    column name."""
+    names, types, rows = _relation_rows(
+        "SELECT AVG(i), avg(l) AS m, avg(d), avg(DISTINCT i) FILTER (WHERE i > 1) AS f "
+        "FROM FLOWFILE"
+    )
+    assert names == ["avg(i)", "m", "avg(d)", "f"]
+    assert types == ["INTEGER", "BIGINT", "DOUBLE", "INTEGER"]
+    assert rows == [(0, -1, 2.0, 3)]
+
+
+def test_avg_per_group_in_a_window_and_in_a_subquery() -> None:
+    """GROUP BY, OVER and a subquery's AVG are Calcite's too; a literal naming avg is text."""
+    assert _relation_rows("SELECT g, avg(i) FROM FLOWFILE GROUP BY g ORDER BY g")[2] == [
+        ("a", 1),
+        ("b", -2),
+    ]
+    assert _relation_rows("SELECT avg(i) OVER (PARTITION BY g) AS w FROM FLOWFILE")[2] == [
+        (1,),
+        (1,),
+        (-2,),
+        (-2,),
+    ]
+    names, _, rows = _relation_rows(
+        'SELECT s, \'avg(x)\' AS "avg(""q"")" FROM FLOWFILE '
+        "WHERE i > (SELECT AVG(i) FROM FLOWFILE) AND s <> 'avg(l)'"
+    )
+    assert names == ["s", 'avg("q")']
+    assert rows == [("avg(i)", "avg(x)"), ("x", "avg(x)"), ("y", "avg(x)")]
+
+
+def _choice_field(name: str, *options: str) -> pa.Field:
+    """An Arrow field of a NiFi CHOICE of *options* (its values' JSON text)."""
+    meta = json.dumps({"type": "choice", "options": list(options)}, separators=(",", ":"))
+    return pa.field(name, pa.string(), metadata={NIFI_TYPE_KEY: meta})
+
+
+def test_a_choice_column_is_json_in_the_sql_and_a_choice_again_after() -> None:
+    """A CHOICE column is DuckDB's JSON; a JSON result column is the CHOICE of its name (or of
+    every input CHOICE's options, for an alias); another column of an input field's name and
+    Arrow type keeps that field's NiFi type; the rest stay as DuckDB gave them."""
+    enum = json.dumps({"type": "enum", "symbols": ["A", "B"]})
+    inputs = pa.schema(
+        [
+            _choice_field("v", "int", "string"),
+            _choice_field("w", "boolean"),
+            pa.field("e", pa.string(), metadata={NIFI_TYPE_KEY: enum}),
+        ]
+    )
+    as_sql = sql_schema(inputs)
+    assert [str(f.type) for f in as_sql] == [
+        "extension<arrow.json>",
+        "extension<arrow.json>",
+        "string",
+    ]
+    result = pa.schema(
+        [("v", pa.string()), ("x", pa.string()), ("e", pa.string()), ("W", pa.string())]
+    )
+    out = result_schema(result, ["JSON", "JSON", "VARCHAR", "VARCHAR"], [inputs])
+    assert [f.type for f in RecordSchema.from_arrow(out).fields] == [
+        ChoiceType([INT, STRING]),
+        ChoiceType([INT, STRING, BOOLEAN]),
+        EnumType(("A", "B")),
+        STRING,
+    ]
