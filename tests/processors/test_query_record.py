@@ -422,3 +422,19 @@ def test_avro_union_fixed_sizes_uses_matching_fixed_size() -> None:
     runner.assert_transfer_count("success", 1)
     out = runner.flowfiles_for("success")[0].content
     assert [r["bar"] for r in fastavro.reader(io.BytesIO(out))] == [bytes(range(8))]
+
+
+def test_integer_arithmetic_is_calcites() -> None:
+    """INT columns divide as integers (truncated toward zero) and AVG of an INT is an INT, as
+    in Calcite; a DOUBLE operand divides exactly."""
+    runner = query(
+        b"points\n1\n2\n4\n-7\n",
+        writer=JsonRecordSetWriter("writer", output_grouping="output-oneline"),
+        half="SELECT points / 2 AS h, points / 2.0 AS d FROM FLOWFILE",
+        mean="SELECT AVG(points) AS m, AVG(CAST(points AS DOUBLE)) AS md FROM FLOWFILE "
+        "WHERE points > 0",
+    )
+    runner.flowfiles_for("half")[0].assert_content_equals(
+        '{"h":0,"d":0.5}\n{"h":1,"d":1.0}\n{"h":2,"d":2.0}\n{"h":-3,"d":-3.5}'
+    )
+    runner.flowfiles_for("mean")[0].assert_content_equals('{"m":2,"md":2.3333333333333335}')

@@ -3,13 +3,15 @@ ported from NiFi's TestQueryRecord."""
 
 from __future__ import annotations
 
+import io
 import json
 
+import fastavro
 import pytest
 
 from flowcore.testing import TestRunner
-from processors.record_services import JsonRecordSetWriter, JsonTreeReader
-from tests.processors.test_query_record import json_query, query
+from processors.record_services import AvroRecordSetWriter, JsonRecordSetWriter, JsonTreeReader
+from tests.processors.test_query_record import QUERY_ALL, json_query, query
 
 TAGGED = (
     b'[{"id": "1", "tags": ["a", "d", "g"]}, {"id": "2", "tags": ["b", "e"]},'
@@ -150,8 +152,9 @@ def test_collection_functions_with_cast_choice_with_ints() -> None:
 
 @pytest.mark.xfail(
     strict=True,
-    reason="a CHOICE field is its JSON text in DuckDB and SUM takes no VARCHAR; Calcite sums "
-    "the values (CAST(height AS DOUBLE) works on both)",
+    reason="a CHOICE field is DuckDB's JSON and SUM takes no JSON; NiFi's Calcite types a "
+    "CHOICE of DOUBLE and INT (neither wider) as VARCHAR, which its SUM casts to DECIMAL "
+    "(CAST(height AS DOUBLE) works on both)",
 )
 def test_collection_functions_without_cast_failure() -> None:
     """NiFi's testCollectionFunctionsWithoutCastFailure: SUM of a CHOICE of double and int."""
@@ -338,3 +341,53 @@ def test_record_path_selecting_several_values_fails_a_typed_function() -> None:
         _people(60.5), "SELECT RPATH_STRING(addresses, '/state') AS s FROM FLOWFILE"
     )
     runner.assert_all_flowfiles_transferred("failure", 1)
+
+
+MIXED = b"name,v\nx,1\ny,abc\nz,\n"
+
+
+def test_a_mixed_column_passes_through_as_its_choice() -> None:
+    """A CHOICE column (CSV inference: INT and STRING) selected, aliased or grouped by is
+    written back as its values, not their JSON text (NiFi's ResultSetRecordSet keeps the
+    reader's CHOICE)."""
+    runner = query(
+        MIXED,
+        writer=JsonRecordSetWriter("writer", output_grouping="output-oneline"),
+        every=QUERY_ALL,
+        alias="SELECT v AS w FROM FLOWFILE WHERE name <> 'z'",
+        grouped="SELECT v, COUNT(*) AS c FROM FLOWFILE WHERE v IS NOT NULL GROUP BY v ORDER BY c",
+        text="SELECT v->>'$' AS t, v || 'x' AS j FROM FLOWFILE WHERE name = 'y'",
+    )
+    runner.flowfiles_for("every")[0].assert_content_equals(
+        '{"name":"x","v":1}\n{"name":"y","v":"abc"}\n{"name":"z","v":null}'
+    )
+    runner.flowfiles_for("alias")[0].assert_content_equals('{"w":1}\n{"w":"abc"}')
+    grouped = runner.flowfiles_for("grouped")[0].content.decode().splitlines()
+    assert sorted(grouped) == ['{"v":"abc","c":1}', '{"v":1,"c":1}']
+    # DuckDB's JSON text: ->> gives the value's text, || concatenates the JSON text
+    runner.flowfiles_for("text")[0].assert_content_equals('{"t":"abc","j":"\\"abc\\"x"}')
+
+
+def test_a_choice_keeps_its_union_in_the_avro_output() -> None:
+    """The Avro writer writes a passed-through CHOICE column as its union, each value as the
+    option it took."""
+    runner = query(MIXED, writer=AvroRecordSetWriter("writer"), out=QUERY_ALL)
+    content = runner.flowfiles_for("out")[0].content
+    avro = fastavro.reader(io.BytesIO(content))
+    assert isinstance(avro.writer_schema, dict)
+    (v,) = [f for f in avro.writer_schema["fields"] if f["name"] == "v"]
+    assert sorted(map(str, v["type"])) == ["int", "null", "string"]
+    assert [r["v"] for r in avro] == [1, "abc", None]
+
+
+def test_a_choice_compared_with_text_fails_saying_how_to_compare_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A CHOICE column is DuckDB's JSON: ``v = 'abc'`` reads 'abc' as JSON and fails the
+    FlowFile, the error naming the field and ``v->>'$'``, which compares the value's text."""
+    runner = query(MIXED, rel="SELECT name FROM FLOWFILE WHERE v = 'abc'")
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    assert "CHOICE field(s) v are JSON in the SQL" in caplog.text
+    assert "v->>'$' = 'abc'" in caplog.text
+    runner = query(MIXED, rel="SELECT name FROM FLOWFILE WHERE v->>'$' = 'abc'")
+    runner.flowfiles_for("rel")[0].assert_content_equals('"name"\n"y"\n')
