@@ -112,7 +112,8 @@ def test_avg_has_its_arguments_type_as_calcite() -> None:
 
 
 def test_avg_per_group_in_a_window_and_in_a_subquery() -> None:
-    """GROUP BY, OVER and a subquery's AVG are Calcite's too; a literal naming avg is text."""
+    """GROUP BY, OVER and a subquery's AVG are Calcite's too (an unnamed one named as written);
+    a literal naming avg is text."""
     assert _relation_rows("SELECT g, avg(i) FROM FLOWFILE GROUP BY g ORDER BY g")[2] == [
         ("a", 1),
         ("b", -2),
@@ -123,6 +124,10 @@ def test_avg_per_group_in_a_window_and_in_a_subquery() -> None:
         (-2,),
         (-2,),
     ]
+    assert _relation_rows("SELECT * FROM (SELECT AVG(i) + 1 FROM FLOWFILE)")[:2] == (
+        ["(avg(i) + 1)"],
+        ["INTEGER"],
+    )
     names, _, rows = _relation_rows(
         'SELECT s, \'avg(x)\' AS "avg(""q"")" FROM FLOWFILE '
         "WHERE i > (SELECT AVG(i) FROM FLOWFILE) AND s <> 'avg(l)'"
