@@ -438,3 +438,33 @@ def test_integer_arithmetic_is_calcites() -> None:
         '{"h":0,"d":0.5}\n{"h":1,"d":1.0}\n{"h":2,"d":2.0}\n{"h":-3,"d":-3.5}'
     )
     runner.flowfiles_for("mean")[0].assert_content_equals('{"m":2,"md":2.3333333333333335}')
+
+
+def test_migrate_properties() -> None:
+    """NiFi's testMigrateProperties: the old names (record-reader, record-writer,
+    include-zero-record-flowfiles, dbf-default-precision/scale) set the new properties, and
+    cache-schema (removed in NiFi 2; a no-op property here) is no query."""
+    processor = QueryRecord(
+        **{
+            "record-reader": "r",
+            "record-writer": "w",
+            "include-zero-record-flowfiles": "false",
+            "dbf-default-precision": "12",
+            "dbf-default-scale": "3",
+            "cache-schema": "false",
+            "q": QUERY_ALL,
+        }
+    )
+    values = [
+        processor.effective_value(d)
+        for d in (
+            query_record.RECORD_READER,
+            query_record.RECORD_WRITER,
+            query_record.INCLUDE_ZERO_RECORD_FLOWFILES,
+            QueryRecord.DEFAULT_PRECISION,
+            QueryRecord.DEFAULT_SCALE,
+        )
+    ]
+    assert values == ["r", "w", "false", "12", "3"]
+    assert dict(processor.dynamic_properties) == {"q": QUERY_ALL}
+    assert [r.name for r in processor.get_relationships()] == ["original", "failure", "q"]
