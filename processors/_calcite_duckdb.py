@@ -304,8 +304,10 @@ def result_schema(
 ) -> pa.Schema:
     """The NiFi-typed schema of a DuckDB result (*sql_types*: DuckDB's type of each column).
 
-    A JSON column is a CHOICE: the type of the input CHOICE field of its name, else one of
-    every input CHOICE field's options (an alias of a CHOICE column). Another column named
+    A JSON column over input with CHOICE fields is a CHOICE: the type of the input CHOICE
+    field of its name, else one of every input CHOICE field's options (an alias of a CHOICE
+    column); over input without, it is JSON the query made (``to_json``), written as its
+    text as before. Another column named
     as an input field (case-insensitively, as DuckDB matches names) of the same Arrow type
     keeps that field's metadata (enum, uuid, char, bigint, a nested CHOICE...).
     """
@@ -318,7 +320,7 @@ def result_schema(
     fields = []
     for field, sql_type in zip(result, sql_types, strict=True):
         source = by_name.get(field.name) or by_name.get(field.name.lower())
-        if sql_type == "JSON":
+        if sql_type == "JSON" and choices:  # else JSON the query made (to_json): its text
             choice = _choice(source) if source is not None else None
             if choice is None:
                 choice = _merged(choices)

@@ -145,7 +145,8 @@ def _choice_field(name: str, *options: str) -> pa.Field:
 def test_a_choice_column_is_json_in_the_sql_and_a_choice_again_after() -> None:
     """A CHOICE column is DuckDB's JSON; a JSON result column is the CHOICE of its name (or of
     every input CHOICE's options, for an alias); another column of an input field's name and
-    Arrow type keeps that field's NiFi type; the rest stay as DuckDB gave them."""
+    Arrow type keeps that field's NiFi type; the rest (and JSON over input without CHOICE
+    fields, made by the query) stay as DuckDB gave them."""
     enum = json.dumps({"type": "enum", "symbols": ["A", "B"]})
     inputs = pa.schema(
         [
@@ -170,3 +171,5 @@ def test_a_choice_column_is_json_in_the_sql_and_a_choice_again_after() -> None:
         EnumType(("A", "B")),
         STRING,
     ]
+    made = pa.schema([("j", pa.string())])  # to_json over input without CHOICE fields
+    assert result_schema(made, ["JSON"], [pa.schema([("a", pa.int32())])]) == made
