@@ -9,7 +9,8 @@ QueryRecord through the TestRunner, JSON in, JSON out, ``--rows`` distinct recor
   (the same work in DuckDB, no rewrite): the difference is the rewrite.
 - **choice**: ``SELECT *`` over records whose ``v`` is a CHOICE (an INT in half the records, a
   string in the others: DuckDB JSON in the SQL, written back as the CHOICE) against the same
-  records with ``v`` a string in all (no CHOICE).
+  records with ``v`` a string in all (no CHOICE), and against ConvertRecord over the CHOICE
+  records (reading and writing them without SQL: what the CHOICE costs the record services).
 
     .venv/bin/python bench/query_record_calcite_types.py [--rows N] [--repeat N]
 """
@@ -25,7 +26,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # before bench/'s repositories.py
 
 from flowcore.testing import TestRunner
-from processors import QueryRecord
+from processors import ConvertRecord, QueryRecord
 from processors.record_services import JsonRecordSetWriter, JsonTreeReader
 
 AVG = "SELECT city, AVG(age) AS a FROM FLOWFILE GROUP BY city"
@@ -48,9 +49,14 @@ def _contents(rows: int, files: int, *, choice: bool) -> list[bytes]:
     return [json.dumps(records[i : i + size]).encode() for i in range(0, rows, size)]
 
 
-def _seconds(contents: list[bytes], sql: str) -> tuple[float, bytes]:
-    """Seconds QueryRecord takes over *contents*, and the first result's content."""
-    runner = TestRunner(QueryRecord(record_reader="reader", record_writer="writer", q=sql))
+def _seconds(contents: list[bytes], sql: str | None) -> tuple[float, bytes]:
+    """Seconds QueryRecord (ConvertRecord: *sql* None) takes over *contents*, and the first
+    result's content."""
+    if sql is None:
+        processor = ConvertRecord(record_reader="reader", record_writer="writer")
+    else:
+        processor = QueryRecord(record_reader="reader", record_writer="writer", q=sql)
+    runner = TestRunner(processor)
     runner.add_service(JsonTreeReader("reader"))
     runner.add_service(JsonRecordSetWriter("writer", output_grouping="output-oneline"))
     for content in contents:
@@ -58,8 +64,9 @@ def _seconds(contents: list[bytes], sql: str) -> tuple[float, bytes]:
     start = time.perf_counter()
     runner.run(len(contents))
     seconds = time.perf_counter() - start
-    runner.assert_transfer_count("q", len(contents))
-    return seconds, runner.flowfiles_for("q")[0].content
+    out = "success" if sql is None else "q"
+    runner.assert_transfer_count(out, len(contents))
+    return seconds, runner.flowfiles_for(out)[0].content
 
 
 def main() -> None:
@@ -67,7 +74,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=100_000)
     parser.add_argument("--repeat", type=int, default=5)
     args = parser.parse_args()
-    cases = {}
+    cases: dict[str, tuple[list[bytes], str | None]] = {}
     for files in (1, 100):
         shape = f"{files} file{'s' if files > 1 else ''}"
         plain = _contents(args.rows, files, choice=False)
@@ -76,6 +83,7 @@ def main() -> None:
         cases[f"by hand, {shape}"] = (plain, BY_HAND)
         cases[f"choice, {shape}"] = (mixed, ALL)
         cases[f"string, {shape}"] = (plain, ALL)
+        cases[f"convert choice, {shape}"] = (mixed, None)
     times: dict[str, list[float]] = {k: [] for k in cases}
     for round_ in range(args.repeat):
         for key, (contents, sql) in cases.items():
@@ -100,15 +108,17 @@ def main() -> None:
         files = 1 if shape == "1 file" else 100
         figures[f"avg_rewrite_ms_per_query_{tag}"] = round((avg - hand) / files * 1000, 2)
         figures[f"choice_vs_string_{tag}"] = round(choice / string, 2)
+        figures[f"choice_vs_convert_{tag}"] = round(choice / best[f"convert choice, {shape}"], 2)
     print(json.dumps(figures))
-    print(f"{'':<22}{'best':>9}{'slowest':>9}")
+    print(f"{'':<26}{'best':>9}{'slowest':>9}")
     for key, values in times.items():
-        print(f"{key:<22}{min(values):>8.3f}s{max(values):>8.3f}s")
+        print(f"{key:<26}{min(values):>8.3f}s{max(values):>8.3f}s")
     for shape in ("1 file", "100 files"):
         tag = shape.replace(" ", "_")
         print(
             f"{shape}: AVG rewrite {figures[f'avg_rewrite_ms_per_query_{tag}']} ms a query; "
-            f"CHOICE column {figures[f'choice_vs_string_{tag}']}x a string column"
+            f"CHOICE column {figures[f'choice_vs_string_{tag}']}x a string column, "
+            f"{figures[f'choice_vs_convert_{tag}']}x ConvertRecord of it"
         )
 
 
