@@ -3,8 +3,13 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 
+import duckdb
 import pyarrow as pa
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from flowcore.records.schema import (
     BOOLEAN,
@@ -173,3 +178,39 @@ def test_a_choice_column_is_json_in_the_sql_and_a_choice_again_after() -> None:
     ]
     made = pa.schema([("j", pa.string())])  # to_json over input without CHOICE fields
     assert result_schema(made, ["JSON"], [pa.schema([("a", pa.int32())])]) == made
+
+
+@pytest.fixture(scope="module")
+def connection() -> Iterator[duckdb.DuckDBPyConnection]:
+    """One Calcite connection for every example of a property test (opening one costs)."""
+    opened = calcite_connection()
+    yield opened
+    opened.close()
+
+
+@settings(max_examples=50, deadline=None)
+@given(
+    values=st.lists(
+        st.one_of(st.none(), st.integers(-(2**31), 2**31 - 1)), min_size=0, max_size=40
+    ),
+    groups=st.integers(1, 3),
+)
+def test_avg_of_integers_is_the_truncated_exact_mean(
+    connection: duckdb.DuckDBPyConnection, values: list[int | None], groups: int
+) -> None:
+    """AVG of INTEGERs per group is the exact mean truncated toward zero (Calcite's, Java's
+    long division), null for a group of nulls, whatever the values' size."""
+    keys = [i % groups for i in range(len(values))]
+    connection.register("FLOWFILE", pa.table({"k": keys, "x": pa.array(values, pa.int32())}))
+    try:
+        relation = calcite_relation(connection, "SELECT k, AVG(x) FROM FLOWFILE GROUP BY k")
+        assert relation is not None
+        got = dict(relation.fetchall())
+    finally:
+        connection.unregister("FLOWFILE")
+    expected: dict[int, int | None] = {}
+    for key in set(keys):
+        seen = [v for k, v in zip(keys, values, strict=True) if k == key and v is not None]
+        total = sum(seen)
+        expected[key] = (abs(total) // len(seen)) * (1 if total >= 0 else -1) if seen else None
+    assert got == expected
