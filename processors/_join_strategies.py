@@ -30,6 +30,7 @@ from flowcore.records.values import batch_rows
 from processors._calcite_duckdb import (
     calcite_connection,
     calcite_relation,
+    choice_hint,
     result_batches,
     result_schema,
     sql_batches,
@@ -284,6 +285,8 @@ def sql_join(
             for batch in result
         )
         yield from result_batches(renamed_batches, schema)
+    except duckdb.ConversionException as error:
+        raise choice_hint(error, pa.schema([*original_schema, *enrichment.schema])) from error
     finally:
         connection.close()
         spill.cleanup()
