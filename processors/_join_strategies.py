@@ -258,6 +258,7 @@ def sql_join(
     Raises:
         duckdb.Error: the SQL is invalid or fails on the data.
     """
+    enrichment_schema = enrichment.schema
     connection = calcite_connection()
     spill = tempfile.TemporaryDirectory(prefix="flowcore-join-")
     try:
@@ -269,7 +270,10 @@ def sql_join(
         else:
             reader = pa.RecordBatchReader.from_batches(as_sql, same)
             connection.register("original", reader)
-        connection.register("enrichment", enrichment.cast(sql_schema(enrichment.schema)))
+        enrichment_sql = sql_schema(enrichment.schema)
+        if enrichment_sql is not enrichment.schema:  # it has CHOICE fields
+            enrichment = enrichment.cast(enrichment_sql)
+        connection.register("enrichment", enrichment)
         relation = calcite_relation(connection, sql)
         if relation is None:
             msg = f"the SQL is not a SELECT statement: {sql}"
@@ -279,14 +283,14 @@ def sql_join(
         result = (stream or relation.fetch_arrow_reader)(RESULT_BATCH_ROWS)
         names = _unique_names(result.schema.names)
         renamed = pa.schema([f.with_name(n) for f, n in zip(result.schema, names, strict=True)])
-        schema = result_schema(renamed, sql_types, [original_schema, enrichment.schema])
+        schema = result_schema(renamed, sql_types, [original_schema, enrichment_schema])
         renamed_batches = (
             batch.rename_columns(names) if names != batch.schema.names else batch
             for batch in result
         )
         yield from result_batches(renamed_batches, schema)
     except duckdb.ConversionException as error:
-        raise choice_hint(error, pa.schema([*original_schema, *enrichment.schema])) from error
+        raise choice_hint(error, pa.schema([*original_schema, *enrichment_schema])) from error
     finally:
         connection.close()
         spill.cleanup()
