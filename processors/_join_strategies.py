@@ -27,6 +27,15 @@ import pyarrow.ipc
 from flowcore.record_path import RecordPath
 from flowcore.records.schema import RecordSchema
 from flowcore.records.values import batch_rows
+from processors._calcite_duckdb import (
+    calcite_connection,
+    calcite_relation,
+    choice_hint,
+    result_batches,
+    result_schema,
+    sql_batches,
+    sql_schema,
+)
 from processors._lookup_records import enriched_schema, rows_to_batch
 
 __all__ = ["Side", "insert_fields", "sql_join", "wrapper"]
@@ -249,30 +258,39 @@ def sql_join(
     Raises:
         duckdb.Error: the SQL is invalid or fails on the data.
     """
-    connection = duckdb.connect()
+    enrichment_schema = enrichment.schema
+    connection = calcite_connection()
     spill = tempfile.TemporaryDirectory(prefix="flowcore-join-")
     try:
-        connection.execute("SET threads TO 1")  # flowcore runs tasks in parallel itself
-        connection.execute("SET old_implicit_casting = true")  # Calcite casts text to numbers
-        same = (
-            b if b.schema.equals(original_schema) else b.cast(original_schema) for b in original
-        )
+        as_sql = sql_schema(original_schema)
+        same = sql_batches(original, as_sql)
         scans = _scans_of_original(connection, sql)
         if scans is not None and scans > 1:
-            connection.register("original", _spilled(same, original_schema, spill.name))
+            connection.register("original", _spilled(same, as_sql, spill.name))
         else:
-            reader = pa.RecordBatchReader.from_batches(original_schema, same)
+            reader = pa.RecordBatchReader.from_batches(as_sql, same)
             connection.register("original", reader)
+        enrichment_sql = sql_schema(enrichment.schema)
+        if enrichment_sql is not enrichment.schema:  # it has CHOICE fields
+            enrichment = enrichment.cast(enrichment_sql)
         connection.register("enrichment", enrichment)
-        relation = connection.sql(sql)
+        relation = calcite_relation(connection, sql)
         if relation is None:
             msg = f"the SQL is not a SELECT statement: {sql}"
             raise duckdb.InvalidInputException(msg)
+        sql_types = [str(t) for t in relation.types]
         stream = getattr(relation, "to_arrow_reader", None)
         result = (stream or relation.fetch_arrow_reader)(RESULT_BATCH_ROWS)
         names = _unique_names(result.schema.names)
-        for batch in result:
-            yield batch.rename_columns(names) if names != batch.schema.names else batch
+        renamed = pa.schema([f.with_name(n) for f, n in zip(result.schema, names, strict=True)])
+        schema = result_schema(renamed, sql_types, [original_schema, enrichment_schema])
+        renamed_batches = (
+            batch.rename_columns(names) if names != batch.schema.names else batch
+            for batch in result
+        )
+        yield from result_batches(renamed_batches, schema)
+    except duckdb.ConversionException as error:
+        raise choice_hint(error, pa.schema([*original_schema, *enrichment_schema])) from error
     finally:
         connection.close()
         spill.cleanup()

@@ -31,6 +31,15 @@ from flowcore.validators import (
     NON_NEGATIVE_INTEGER_VALIDATOR,
     ValidationResult,
 )
+from processors._calcite_duckdb import (
+    calcite_connection,
+    calcite_relation,
+    choice_hint,
+    result_batches,
+    result_schema,
+    sql_batches,
+    sql_schema,
+)
 from processors.record_services.schema_access import RecordReaderService, RecordWriterService
 
 __all__ = ["QueryRecord"]
@@ -47,10 +56,11 @@ TABLE_BYTES = 16 << 20
 class DuckConnections:
     """One DuckDB connection per thread for one QueryRecord, all closed when it stops.
 
-    A connection costs ~10 ms to open against ~1 ms a query, so a thread keeps its own (a
-    connection is not shared between threads; each query registers FLOWFILE and unregisters
-    it after). :meth:`close` (the processor's ``on_stopped``, or the processor being
-    collected, as on a Spark executor that drops its copy) closes every one.
+    A connection costs ~20 ms to open (set up for Calcite's SQL: ``_calcite_duckdb``) against
+    ~1 ms a query, so a thread keeps its own (a connection is not shared between threads;
+    each query registers FLOWFILE and unregisters it after). :meth:`close` (the processor's
+    ``on_stopped``, or the processor being collected, as on a Spark executor that drops its
+    copy) closes every one.
     """
 
     def __init__(self) -> None:
@@ -65,10 +75,7 @@ class DuckConnections:
         thread = threading.get_ident()
         connection = self._by_thread.get(thread)
         if connection is None:
-            connection = duckdb.connect()
-            connection.execute("SET threads TO 1")  # flowcore runs tasks in parallel
-            # Calcite compares text with numbers by casting; DuckDB does when asked
-            connection.execute("SET old_implicit_casting = true")
+            connection = calcite_connection()
             with self._lock:
                 self._by_thread[thread] = connection
         return connection
@@ -334,17 +341,31 @@ class QueryRecord(Processor):
         connection = self._duck().get()
         try:
             connection.register(TABLE, records)
+            result = None
             try:
-                relation = connection.sql(sql)
+                relation = calcite_relation(connection, sql)
                 if relation is None:  # a statement that returns no rows (CREATE, SET ...)
                     msg = f"the query {name!r} is not a SELECT statement: {sql}"
                     raise duckdb.InvalidInputException(msg)
+                sql_types = [str(t) for t in relation.types]
                 stream = getattr(relation, "to_arrow_reader", None)
                 result = (stream or relation.fetch_arrow_reader)(RESULT_BATCH_ROWS)
+                schema = result_schema(result.schema, sql_types, [records.schema])
                 child, written = write_records(
-                    session, child, writer, result.schema, result, attributes=original.attributes
+                    session,
+                    child,
+                    writer,
+                    schema,
+                    result_batches(result, schema),
+                    attributes=original.attributes,
                 )
+            except duckdb.ConversionException as error:
+                raise choice_hint(error, records.schema) from error
             finally:
+                # a write that failed leaves the result open, and DuckDB refuses to unregister
+                # under an open result: that error would hide the writer's
+                if result is not None:
+                    result.close()
                 connection.unregister(TABLE)
         except BaseException:
             session.remove(child)
@@ -355,18 +376,20 @@ class QueryRecord(Processor):
 
 
 def _batch_reader(records: Iterator[pa.RecordBatch]) -> pa.RecordBatchReader:
-    """The records as a RecordBatchReader (its schema from the first batch, or the reader's)."""
+    """The records as the SQL sees them (``sql_schema``), a RecordBatchReader.
+
+    Its schema is the first batch's, or the reader's when there is none.
+    """
     batches = iter(records)
     first = next(batches, None)
     if first is None:
         schema = getattr(records, "schema", None) or RecordSchema(())
-        arrow = schema.to_arrow()
+        arrow = sql_schema(schema.to_arrow())
         return pa.RecordBatchReader.from_batches(arrow, iter(()))
-    schema_ = first.schema
+    schema_ = sql_schema(first.schema)
 
     def chained() -> Iterator[pa.RecordBatch]:
         yield first
-        for batch in batches:
-            yield batch if batch.schema.equals(schema_) else batch.cast(schema_)
+        yield from batches
 
-    return pa.RecordBatchReader.from_batches(schema_, chained())
+    return pa.RecordBatchReader.from_batches(schema_, sql_batches(chained(), schema_))

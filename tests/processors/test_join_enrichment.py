@@ -16,6 +16,7 @@ from flowcore.testing import TestRunner
 from processors import ForkEnrichment, GetFile, JoinEnrichment, LookupRecord, PutFile
 from processors.lookup_services import SimpleKeyValueLookupService
 from processors.record_services import (
+    AvroRecordSetWriter,
     CSVReader,
     CSVRecordSetWriter,
     JsonRecordSetWriter,
@@ -423,4 +424,53 @@ def test_fork_lookup_join_in_a_flow(tmp_path: Path) -> None:
     assert result.count("join", "joined") == 1
     assert (tmp_path / "out" / "people.csv").read_bytes() == (
         b"id,name,sport\n1,John Doe,Soccer\n2,Jane Doe,Chess\n"
+    )
+
+
+def test_sql_result_the_writer_refuses_fails_with_the_writers_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A joined row the Record Writer cannot write fails both FlowFiles with the writer's
+    message (the join's DuckDB connection is closed, never left with an open result)."""
+    schema = json.dumps({"type": "record", "name": "r", "fields": [{"name": "n", "type": "int"}]})
+    runner = TestRunner(
+        JoinEnrichment(
+            original_record_reader="reader",
+            enrichment_record_reader="reader",
+            record_writer="writer",
+            join_strategy="SQL",
+            sql="SELECT original.n FROM original JOIN enrichment ON original.id = enrichment.id",
+        )
+    )
+    runner.add_service(CSVReader("reader", treat_first_line_as_header="true"))
+    runner.add_service(
+        AvroRecordSetWriter(
+            "writer", schema_access_strategy="schema-text-property", schema_text=schema
+        )
+    )
+    runner.enqueue(b"id,n\n5,abc\n", ORIGINAL)
+    runner.enqueue(b"id,name\n5,John\n", ENRICHMENT)
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 2)
+    assert "Failed to parse string: 'abc' as a scalar of type int32" in caplog.text
+    assert "open result" not in caplog.text
+
+
+def test_sql_join_keeps_a_choice_and_divides_integers_as_calcite() -> None:
+    """The SQL join writes a CHOICE column (CSV: INT and STRING) as its values and divides
+    INT columns as integers, as QueryRecord does."""
+    runner = csv_runner(
+        join_strategy="SQL",
+        sql="SELECT original.v, enrichment.name, original.p / 2 AS h FROM original "
+        "JOIN enrichment ON original.id = enrichment.id ORDER BY original.id",
+    )
+    runner.add_service(JsonRecordSetWriter("json"))
+    runner.set_property("Record Writer", "json")
+    runner.add_service(CSVReader("inferring", treat_first_line_as_header="true"))
+    runner.set_property("Original Record Reader", "inferring")
+    runner.enqueue(b"id,v,p\n5,1,3\n6,abc,5\n", ORIGINAL)
+    runner.enqueue(b"id,name\n5,John\n6,Jane\n", ENRICHMENT)
+    runner.run()
+    runner.flowfiles_for("joined")[0].assert_content_equals(
+        '[{"v":1,"name":"John","h":1},{"v":"abc","name":"Jane","h":2}]'
     )

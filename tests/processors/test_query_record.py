@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import io
+import json
 import pickle
 from pathlib import Path
 
 import duckdb
+import fastavro
 import pytest
 
 from flowcore import Flow, ProvenanceEventType
@@ -14,6 +17,8 @@ from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors import GetFile, PutFile, QueryRecord, query_record
 from processors.record_services import (
+    AvroReader,
+    AvroRecordSetWriter,
     CSVReader,
     CSVRecordSetWriter,
     JsonRecordSetWriter,
@@ -225,7 +230,7 @@ def test_the_duckdb_connections_close_when_the_processor_stops() -> None:
         connection.execute("SELECT 1")
 
 
-def _json(content: bytes, **properties: str) -> TestRunner:
+def json_query(content: bytes, **properties: str) -> TestRunner:
     """A QueryRecord runner reading and writing JSON that has run *properties*' queries."""
     writer = JsonRecordSetWriter("writer", output_grouping="output-oneline")
     return query(content, reader=JsonTreeReader("reader"), writer=writer, **properties)
@@ -235,7 +240,7 @@ def test_select_order_respected() -> None:
     """NiFi's testSelectOrderRespected: the output fields come in the SELECT's order."""
     record = b'{"ArticleCode": "12345", "ProductCode": "10101", "ArticleName": "Credit Card",'
     record += b' "ProductName": "Porduct Credit", "Country": "RO"}'
-    runner = _json(
+    runner = json_query(
         record,
         rel="SELECT ArticleCode, ArticleName, ProductCode, ProductName, Country FROM FLOWFILE",
     )
@@ -264,7 +269,7 @@ def test_union_all_with_projection() -> None:
                 frenchLastOverallProficiencyLevel AS proficiencyLevel
          FROM FLOWFILE WHERE CAST(frenchTrainingTime AS INTEGER) <> 0)
     """
-    runner = _json(record, rel=sql)
+    runner = json_query(record, rel=sql)
     runner.assert_transfer_count("rel", 1)
     out = runner.flowfiles_for("rel")[0]
     out.assert_attribute_equals("record.count", "2")
@@ -315,32 +320,151 @@ def test_bad_data_routes_the_original_to_failure() -> None:
     runner.flowfiles_for("failure")[0].assert_content_equals(b'{"name": "Tom", "age": 49')
 
 
-TAGGED = (
-    b'[{"id": "1", "tags": ["a", "d", "g"]}, {"id": "2", "tags": ["b", "e"]},'
-    b' {"id": "3", "tags": ["c", "f", "h"]}]'
-)
-
-
-def test_array_column_with_index() -> None:
-    """NiFi's testArrayColumnWithIndex (without CARDINALITY): tags[1] is the first element."""
-    runner = _json(TAGGED, rel='SELECT id, tags[1] as first, tags[2] as "second" FROM FLOWFILE')
-    runner.assert_transfer_count("rel", 1)
-    runner.flowfiles_for("rel")[0].assert_content_equals(
-        '{"id":"1","first":"a","second":"d"}\n'
-        '{"id":"2","first":"b","second":"e"}\n'
-        '{"id":"3","first":"c","second":"f"}'
+def test_column_names() -> None:
+    """NiFi's testColumnNames: ``*`` then an alias gives the fields in order, the alias last."""
+    runner = query(success="select *, name AS FAV_NAME from FLOWFILE")
+    runner.assert_transfer_count("success", 1)
+    runner.flowfiles_for("success")[0].assert_content_equals(
+        '"name","points","FAV_NAME"\n"Tom","1","Tom"\n"Jerry","2","Jerry"\n"Tom","99","Tom"\n'
     )
+
+
+def test_nullable() -> None:
+    """NiFi's testNullable: null values in either column come through as nulls."""
+    runner = json_query(
+        b'[{"name": "Tom", "age": 49}, {"name": "Alice", "age": null}, {"name": null, "age": 36}]',
+        success="select name, age from FLOWFILE",
+    )
+    runner.assert_transfer_count("success", 1)
+    runner.flowfiles_for("success")[0].assert_content_equals(
+        '{"name":"Tom","age":49}\n{"name":"Alice","age":null}\n{"name":null,"age":36}'
+    )
+
+
+def test_simple() -> None:
+    """NiFi's testSimple and testParseFailure: one FlowFile, run twice, one result."""
+    runner = TestRunner(
+        QueryRecord(
+            record_reader="reader",
+            record_writer="writer",
+            success="select name, age from FLOWFILE WHERE name <> ''",
+        )
+    )
+    runner.add_service(CSVReader("reader", treat_first_line_as_header="true"))
+    runner.add_service(CSVRecordSetWriter("writer", quote_mode="ALL"))
+    runner.enqueue(b"name,age\nTom,49\n")
+    runner.run(2)
+    runner.assert_transfer_count("success", 1)
+    out = runner.flowfiles_for("success")[0]
+    out.assert_attribute_equals("QueryRecord.Route", "success")
+    out.assert_content_equals('"name","age"\n"Tom","49"\n')
+
+
+def test_a_result_the_writer_refuses_fails_with_the_writers_error(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """A row the Record Writer cannot write fails the FlowFile with the writer's message (not
+    DuckDB's open-result error), and the next FlowFile's query runs on the same connection."""
+    schema = json.dumps({"type": "record", "name": "r", "fields": [{"name": "n", "type": "int"}]})
+    runner = TestRunner(
+        QueryRecord(record_reader="reader", record_writer="writer", q="SELECT n FROM FLOWFILE")
+    )
+    runner.add_service(CSVReader("reader", treat_first_line_as_header="true"))
+    runner.add_service(
+        AvroRecordSetWriter(
+            "writer", schema_access_strategy="schema-text-property", schema_text=schema
+        )
+    )
+    runner.enqueue(b"n\nabc\n")
+    runner.enqueue(b"n\n5\n")
+    runner.run(2)
+    runner.assert_transfer_count("failure", 1)
+    runner.assert_transfer_count("q", 1)
+    assert "Failed to parse string: 'abc' as a scalar of type int32" in caplog.text
+    assert "open result" not in caplog.text
 
 
 @pytest.mark.xfail(
     strict=True,
-    reason="DuckDB's CARDINALITY gives a UBIGINT a list index does not take "
-    "(array_extract(VARCHAR[], UBIGINT)); Calcite's gives an INTEGER",
+    reason="the AvroReader gives a value of a union of fixed types as a list of byte values, "
+    "which the AvroRecordSetWriter refuses for that union (a record-services gap, not SQL)",
 )
-def test_array_index_by_cardinality_is_the_last_element() -> None:
-    """NiFi's testArrayColumnWithIndex: tags[CARDINALITY(tags)] is the last element."""
-    runner = _json(TAGGED, rel="SELECT id, tags[CARDINALITY(tags)] as last FROM FLOWFILE")
-    runner.assert_transfer_count("rel", 1)
-    runner.flowfiles_for("rel")[0].assert_content_equals(
-        '{"id":"1","last":"g"}\n{"id":"2","last":"e"}\n{"id":"3","last":"h"}'
+def test_avro_union_fixed_sizes_uses_matching_fixed_size() -> None:
+    """NiFi's testAvroUnionFixedSizesUsesMatchingFixedSize: an 8-byte fixed in a union of a
+    4- and an 8-byte fixed comes through SELECT * as 8 bytes."""
+    schema = {
+        "type": "record",
+        "name": "Foo",
+        "fields": [
+            {
+                "name": "bar",
+                "type": [
+                    {"type": "fixed", "name": "Bytes4", "size": 4},
+                    {"type": "fixed", "name": "Bytes8", "size": 8},
+                ],
+            }
+        ],
+    }
+    content = io.BytesIO()
+    fastavro.writer(content, fastavro.parse_schema(schema), [{"bar": ("Bytes8", bytes(range(8)))}])
+    text = json.dumps(schema)
+    runner = query(
+        content.getvalue(),
+        reader=AvroReader(
+            "reader", schema_access_strategy="schema-text-property", schema_text=text
+        ),
+        writer=AvroRecordSetWriter(
+            "writer", schema_access_strategy="schema-text-property", schema_text=text
+        ),
+        success=QUERY_ALL,
     )
+    runner.assert_transfer_count("failure", 0)
+    runner.assert_transfer_count("success", 1)
+    out = runner.flowfiles_for("success")[0].content
+    assert [r["bar"] for r in fastavro.reader(io.BytesIO(out))] == [bytes(range(8))]
+
+
+def test_integer_arithmetic_is_calcites() -> None:
+    """INT columns divide as integers (truncated toward zero) and AVG of an INT is an INT, as
+    in Calcite; a DOUBLE operand divides exactly."""
+    runner = query(
+        b"points\n1\n2\n4\n-7\n",
+        writer=JsonRecordSetWriter("writer", output_grouping="output-oneline"),
+        half="SELECT points / 2 AS h, points / 2.0 AS d FROM FLOWFILE",
+        mean="SELECT AVG(points) AS m, AVG(CAST(points AS DOUBLE)) AS md FROM FLOWFILE "
+        "WHERE points > 0",
+    )
+    runner.flowfiles_for("half")[0].assert_content_equals(
+        '{"h":0,"d":0.5}\n{"h":1,"d":1.0}\n{"h":2,"d":2.0}\n{"h":-3,"d":-3.5}'
+    )
+    runner.flowfiles_for("mean")[0].assert_content_equals('{"m":2,"md":2.3333333333333335}')
+
+
+def test_migrate_properties() -> None:
+    """NiFi's testMigrateProperties: the old names (record-reader, record-writer,
+    include-zero-record-flowfiles, dbf-default-precision/scale) set the new properties, and
+    cache-schema (removed in NiFi 2; a no-op property here) is no query."""
+    processor = QueryRecord(
+        **{
+            "record-reader": "r",
+            "record-writer": "w",
+            "include-zero-record-flowfiles": "false",
+            "dbf-default-precision": "12",
+            "dbf-default-scale": "3",
+            "cache-schema": "false",
+            "q": QUERY_ALL,
+        }
+    )
+    values = [
+        processor.effective_value(d)
+        for d in (
+            query_record.RECORD_READER,
+            query_record.RECORD_WRITER,
+            query_record.INCLUDE_ZERO_RECORD_FLOWFILES,
+            QueryRecord.DEFAULT_PRECISION,
+            QueryRecord.DEFAULT_SCALE,
+        )
+    ]
+    assert values == ["r", "w", "false", "12", "3"]
+    assert dict(processor.dynamic_properties) == {"q": QUERY_ALL}
+    assert [r.name for r in processor.get_relationships()] == ["original", "failure", "q"]

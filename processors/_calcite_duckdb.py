@@ -1,0 +1,361 @@
+"""DuckDB connections that run NiFi's Calcite SQL (QueryRecord, JoinEnrichment's SQL strategy).
+
+NiFi runs these queries with Apache Calcite; flowcore runs them with DuckDB. Where the two
+differ in a way DuckDB can be told about, each connection is told when it opens, so a query
+written for NiFi runs unchanged and nothing rewrites its text (a text rewrite could touch a
+string literal or a quoted identifier; the one rewrite, ``AVG``'s below, is on the parse tree):
+
+- settings: text compared with a number is cast, as Calcite does (``old_implicit_casting``);
+  an integer divided by an integer is an integer, truncated, as Calcite's (and Java's) ``/``
+  is (``integer_division``: ``7 / 2`` is ``3``, ``-7 / 2`` is ``-3``);
+- a macro under the built-in's own name where DuckDB's type differs from Calcite's (the
+  built-in stays reachable as ``system.main.<name>``; the macro lives in the connection's
+  temporary schema, which DuckDB searches first);
+- NiFi's own functions, RecordPath's ``RPATH`` family (``_rpath_functions``): a macro per
+  function that hands a Python function its argument as JSON, with its DuckDB type.
+
+One difference needs the query changed, and :func:`calcite_relation` changes it on DuckDB's
+own parse tree (``json_serialize_sql``; literals and identifiers stay as they were): Calcite's
+``AVG`` has its argument's type (``AVG`` of INTEGERs is an INTEGER, truncated), where DuckDB's
+is a DOUBLE. Calcite computes it as ``CAST(SUM(x) / COUNT(x) AS <type of x>)``
+(``AggregateReduceFunctionsRule``), and so does the rewritten query, with DuckDB's
+``cast_to_type`` (no macro can stand for an aggregate that takes ``DISTINCT``, ``FILTER`` or
+``OVER``: a rewrite keeps them). A query without ``avg`` is not touched.
+
+Records cross to DuckDB and back through :func:`sql_schema` and :func:`result_schema`: a
+CHOICE column (its values' JSON text, docs/records.md) is DuckDB's JSON in the SQL, so a result
+column that is still JSON (the column passed through, or a ``CASE``/``COALESCE``/``UNION``
+of CHOICE columns) is known for a CHOICE and written back as one; any other result column
+named as an input field of the same Arrow type keeps that field's NiFi type (NiFi's
+``ResultSetRecordSet`` takes the reader schema's type of a column of the same name).
+
+What is left different is listed in docs/processors.md (QueryRecord's SQL).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Sequence
+
+import duckdb
+import pyarrow as pa
+
+from flowcore.records.schema import NIFI_TYPE_KEY
+from processors._rpath_functions import RPATH_FUNCTIONS
+
+__all__ = [
+    "CALCITE_MACROS",
+    "calcite_connection",
+    "calcite_relation",
+    "choice_hint",
+    "result_batches",
+    "result_schema",
+    "sql_batches",
+    "sql_schema",
+]
+
+#: DuckDB's JSON type, as Arrow's canonical JSON extension type (DuckDB reads it as JSON).
+_JSON = pa.json_(pa.string())
+
+#: Macros giving Calcite's result types where DuckDB's built-ins differ.
+CALCITE_MACROS: tuple[str, ...] = (
+    # Calcite's CARDINALITY is an INTEGER, which a list index takes (NiFi's own test reads
+    # tags[CARDINALITY(tags)]); DuckDB's is a UBIGINT, which no list index takes
+    "CREATE TEMP MACRO cardinality(x) AS CAST(system.main.cardinality(x) AS INTEGER)",
+    # NiFi's RPATH functions: the argument as its JSON (to_json keeps the fields' order) and
+    # its type (a MAP is told from a RECORD by it), to the Python function of the same name
+    *(
+        f"CREATE TEMP MACRO {name}(r, p) AS "
+        f"flowcore_{name}(CAST(to_json(r) AS VARCHAR), p, typeof(r))"
+        for name in RPATH_FUNCTIONS
+    ),
+)
+
+
+def calcite_connection() -> duckdb.DuckDBPyConnection:
+    """A new in-memory DuckDB connection set up for Calcite's SQL, one DuckDB thread.
+
+    One thread because flowcore runs tasks in parallel itself.
+    """
+    connection = duckdb.connect()
+    try:
+        connection.execute("SET threads TO 1")
+        connection.execute("SET old_implicit_casting = true")
+        connection.execute("SET integer_division = true")
+        for name, (function, result) in RPATH_FUNCTIONS.items():
+            text = duckdb.sqltypes.VARCHAR
+            connection.create_function(
+                f"flowcore_{name}", function, [text, text, text], duckdb.sqltype(result)
+            )
+        for macro in CALCITE_MACROS:
+            connection.execute(macro)
+    except BaseException:
+        connection.close()
+        raise
+    return connection
+
+
+#: Queries rewritten for Calcite's AVG, by their text (None: not changed): a QueryRecord runs
+#: the same query for every FlowFile, and the rewrite (~4 ms) costs more than the query.
+_REWRITTEN: dict[str, str | None] = {}
+_REWRITTEN_MAX = 512  # queries
+_UNKNOWN = "\0unknown"
+
+
+def calcite_relation(
+    connection: duckdb.DuckDBPyConnection, sql: str
+) -> duckdb.DuckDBPyRelation | None:
+    """*sql* as a relation on *connection*, Calcite's ``AVG`` in it (None: not a query).
+
+    The result columns keep the names DuckDB gives the query as written (an unnamed
+    ``AVG(points)`` stays ``avg(points)``).
+
+    Raises:
+        duckdb.Error: the SQL is invalid or names what is not there.
+    """
+    if "avg" in sql.lower():
+        rewritten = _REWRITTEN.get(sql, _UNKNOWN)
+        if rewritten == _UNKNOWN:
+            rewritten = _calcite_avg(connection, sql)
+            if len(_REWRITTEN) >= _REWRITTEN_MAX:
+                _REWRITTEN.clear()
+            _REWRITTEN[sql] = rewritten
+        if rewritten is not None:
+            return connection.sql(rewritten)
+    return connection.sql(sql)
+
+
+def _calcite_avg(connection: duckdb.DuckDBPyConnection, sql: str) -> str | None:
+    """*sql* with each ``avg(x)`` as Calcite computes it, or None when it has none.
+
+    A selected expression holding an ``avg`` and no alias gets the name DuckDB gives it as
+    written (its text: ``avg(points)``, ``(avg(points) + 1)``), so the rewrite names no
+    column differently.
+    """
+    tree = _parse(connection, sql)
+    if tree is None:
+        return None  # not one SELECT: DuckDB says what is wrong when it runs
+    for select in _select_nodes(tree):
+        for item in select.get("select_list") or ():
+            if isinstance(item, dict) and not item.get("alias") and _has_avg(item):
+                item["alias"] = _text(connection, item)
+    if not _replace_avg(tree):
+        return None
+    return _unparse(connection, tree)
+
+
+def _parse(connection: duckdb.DuckDBPyConnection, sql: str) -> dict | None:
+    """DuckDB's parse tree of *sql* (``json_serialize_sql``), or None when it has none."""
+    text = connection.execute("SELECT json_serialize_sql(?)", [sql]).fetchall()[0][0]
+    tree = json.loads(text)
+    return None if tree.get("error") else tree
+
+
+def _unparse(connection: duckdb.DuckDBPyConnection, tree: dict) -> str:
+    """The SQL of a parse tree (``json_deserialize_sql``)."""
+    text = json.dumps(tree, separators=(",", ":"))
+    return str(connection.execute("SELECT json_deserialize_sql(?::JSON)", [text]).fetchall()[0][0])
+
+
+def _text(connection: duckdb.DuckDBPyConnection, expression: dict) -> str:
+    """DuckDB's text of one parsed *expression* (the name of a column it makes)."""
+    tree = _parse(connection, "SELECT 1")
+    assert tree is not None
+    tree["statements"][0]["node"]["select_list"] = [expression]
+    return _unparse(connection, tree).removeprefix("SELECT ")
+
+
+def _select_nodes(node: object) -> list[dict]:
+    """Every SELECT under *node* (subqueries, CTEs and UNION sides included)."""
+    found = []
+    if isinstance(node, dict):
+        if node.get("type") == "SELECT_NODE":
+            found.append(node)
+        for item in node.values():
+            found.extend(_select_nodes(item))
+    elif isinstance(node, list):
+        for item in node:
+            found.extend(_select_nodes(item))
+    return found
+
+
+def _has_avg(node: object) -> bool:
+    """Whether *node* holds an ``avg`` call (see :func:`_is_avg`)."""
+    if _is_avg(node):
+        return True
+    if isinstance(node, dict):
+        return any(_has_avg(item) for item in node.values())
+    if isinstance(node, list):
+        return any(_has_avg(item) for item in node)
+    return False
+
+
+def _replace_avg(node: object) -> int:
+    """Replace every ``avg`` call under *node* (in place); how many were replaced."""
+    count = 0
+    if isinstance(node, list):
+        for i, item in enumerate(node):
+            if _is_avg(item):
+                node[i] = _calcite_avg_of(item)
+                count += 1
+            count += _replace_avg(node[i])
+    elif isinstance(node, dict):
+        for key, item in node.items():
+            if _is_avg(item):
+                node[key] = _calcite_avg_of(item)
+                count += 1
+            count += _replace_avg(node[key])
+    return count
+
+
+def _is_avg(node: object) -> bool:
+    """Whether *node* is a call of the built-in ``avg`` with one argument."""
+    return (
+        isinstance(node, dict)
+        and node.get("class") in ("FUNCTION", "WINDOW")
+        and str(node.get("function_name", "")).lower() == "avg"
+        and not node.get("schema")
+        and not node.get("catalog")
+        and len(node.get("arguments") or ()) == 1
+    )
+
+
+def _calcite_avg_of(avg: dict[str, object]) -> dict[str, object]:
+    """``cast_to_type(sum(x) / count(x), min(x))`` with *avg*'s DISTINCT, FILTER and OVER."""
+
+    def same_call(name: str) -> dict[str, object]:
+        call = json.loads(json.dumps(avg))
+        call.update(function_name=name, alias="", qualified_name={"path": [name]})
+        return call
+
+    def function(name: str, *arguments: dict[str, object], operator: bool = False) -> dict:
+        return {
+            "class": "FUNCTION",
+            "type": "FUNCTION",
+            "alias": "",
+            "query_location": avg.get("query_location", 0),
+            "function_name": name,
+            "schema": "",
+            "filter": None,
+            "order_bys": {"type": "ORDER_MODIFIER", "orders": []},
+            "distinct": False,
+            "is_operator": operator,
+            "export_state": False,
+            "catalog": "",
+            "arguments": [{"name": "", "expression": a} for a in arguments],
+            "qualified_name": {"path": [name]},
+            "is_legacy_function_call": False,
+        }
+
+    # integer_division is on: "/" of integers truncates, as Calcite's does
+    quotient = function("/", same_call("sum"), same_call("count"), operator=True)
+    result = function("cast_to_type", quotient, same_call("min"))
+    result["alias"] = avg.get("alias", "")
+    return result
+
+
+def _choice(field: pa.Field) -> dict[str, object] | None:
+    """*field*'s CHOICE type as NiFi type JSON, or None for a field of another type."""
+    meta = (field.metadata or {}).get(NIFI_TYPE_KEY)
+    if meta is None:
+        return None
+    dtype = json.loads(meta)
+    return dtype if isinstance(dtype, dict) and dtype.get("type") == "choice" else None
+
+
+def choice_hint(error: duckdb.ConversionException, schema: pa.Schema) -> duckdb.Error:
+    """*error*, saying how to compare a CHOICE column when DuckDB failed to read text as JSON.
+
+    A CHOICE column is JSON in the SQL, so ``v = 'abc'`` reads ``'abc'`` as JSON and fails.
+    """
+    choices = [field.name for field in schema if _choice(field) is not None]
+    if not choices or "JSON" not in str(error):
+        return error
+    name = choices[0]
+    msg = (
+        f"{error}\n(the CHOICE field(s) {', '.join(choices)} are JSON in the SQL: compare a "
+        f"value as text with {name}->>'$' = 'abc', or cast it: CAST({name} AS INTEGER))"
+    )
+    return duckdb.ConversionException(msg)
+
+
+def sql_schema(schema: pa.Schema) -> pa.Schema:
+    """*schema* as the SQL sees it: a CHOICE column is DuckDB's JSON (its values' JSON text).
+
+    JSON rather than text: a result column still JSON is known for a CHOICE passed through
+    (:func:`result_schema`), where text would be written as a string holding JSON.
+    """
+    if not any(_choice(field) for field in schema):
+        return schema
+    return pa.schema(
+        [pa.field(f.name, _JSON, f.nullable, f.metadata) if _choice(f) else f for f in schema],
+        metadata=schema.metadata,
+    )
+
+
+def sql_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema) -> Iterator[pa.RecordBatch]:
+    """*batches* under *schema* (:func:`sql_schema` of theirs): zero-copy for the JSON."""
+    for batch in batches:
+        yield batch if batch.schema.equals(schema) else batch.cast(schema)
+
+
+def result_schema(
+    result: pa.Schema, sql_types: Sequence[str], inputs: Sequence[pa.Schema]
+) -> pa.Schema:
+    """The NiFi-typed schema of a DuckDB result (*sql_types*: DuckDB's type of each column).
+
+    A JSON column over input with CHOICE fields is a CHOICE: the type of the input CHOICE
+    field of its name, else one of every input CHOICE field's options (an alias of a CHOICE
+    column); over input without, it is JSON the query made (``to_json``), written as its
+    text as before. Another column named
+    as an input field (case-insensitively, as DuckDB matches names) of the same Arrow type
+    keeps that field's metadata (enum, uuid, char, bigint, a nested CHOICE...).
+    """
+    by_name: dict[str, pa.Field] = {}
+    for schema in inputs:
+        for field in schema:
+            by_name.setdefault(field.name, field)
+            by_name.setdefault(field.name.lower(), field)
+    choices = [c for schema in inputs for f in schema if (c := _choice(f)) is not None]
+    fields = []
+    for field, sql_type in zip(result, sql_types, strict=True):
+        source = by_name.get(field.name) or by_name.get(field.name.lower())
+        if sql_type == "JSON" and choices:  # else JSON the query made (to_json): its text
+            choice = _choice(source) if source is not None else None
+            if choice is None:
+                choice = _merged(choices)
+            text = json.dumps(choice, separators=(",", ":"))
+            fields.append(pa.field(field.name, pa.string(), True, {NIFI_TYPE_KEY: text}))
+        elif source is not None and _choice(source) is None and source.type.equals(field.type):
+            # a text column named as a CHOICE is text made by the query (v || 'x' AS v)
+            fields.append(pa.field(field.name, source.type, True, source.metadata))
+        else:
+            fields.append(field)
+    return pa.schema(fields)
+
+
+def _merged(choices: Sequence[dict[str, object]]) -> dict[str, object]:
+    """One CHOICE of every option of *choices* (each once, first seen first)."""
+    options: list[object] = []
+    for choice in choices:
+        for option in choice.get("options", ()):  # type: ignore[union-attr]
+            if option not in options:
+                options.append(option)
+    return {"type": "choice", "options": options or ["string"]}
+
+
+def result_batches(
+    batches: Iterable[pa.RecordBatch], schema: pa.Schema
+) -> Iterator[pa.RecordBatch]:
+    """DuckDB's result *batches* under their :func:`result_schema` (the arrays unchanged)."""
+    for batch in batches:
+        if batch.schema.equals(schema, check_metadata=True):
+            yield batch
+        else:
+            yield pa.RecordBatch.from_arrays(
+                [
+                    column.cast(field.type)
+                    for column, field in zip(batch.columns, schema, strict=True)
+                ],
+                schema=schema,
+            )
