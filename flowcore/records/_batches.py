@@ -9,7 +9,7 @@ readers return the good records before the bad one, so nothing read is lost).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -19,6 +19,7 @@ from flowcore.errors import RecordError
 from flowcore.records import formats
 from flowcore.records.inference import infer_record_schema
 from flowcore.records.schema import (
+    INTEGRAL,
     ArrayType,
     ChoiceType,
     DataType,
@@ -91,6 +92,7 @@ def batches_of(
     inference by default) and then streams the rest under that schema.
     """
     source = iter(parsed)
+    inferred = schema is None
     if schema is None:
         head: list[Parsed] = []
         for item in source:
@@ -106,8 +108,21 @@ def batches_of(
     texts = None if fast else _temporal_texts(schema, temporal)
     fast = fast or texts is not None
     bools = _bool_finder(RecordType(schema)) if fast else None
+    if fast and inferred:
+        # Arrow truncates a float into an integer column (1.5 -> 1); an inferred whole-number
+        # field refuses it instead (values.coerce), so a batch holding one takes that path
+        bools = _either(bools, _float_finder(RecordType(schema)))
     while pending := list(itertools.islice(source, batch_size)):
-        yield from _flush(pending, schema, arrow_schema, temporal, fast, bools=bools, texts=texts)
+        yield from _flush(
+            pending,
+            schema,
+            arrow_schema,
+            temporal,
+            fast,
+            bools=bools,
+            texts=texts,
+            inferred=inferred,
+        )
 
 
 def _temporal_texts(schema: RecordSchema, temporal: TemporalFormats) -> dict[str, str] | None:
@@ -176,9 +191,12 @@ def _flush(
     *,
     bools: Callable[[Any], bool] | None = None,
     texts: dict[str, str] | None = None,
+    inferred: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """One batch of *pending*.
 
+    *bools*: a test for values Arrow would take but NiFi's coercion refuses (then the batch is
+    coerced record by record); *inferred*: *schema* was inferred from a sample.
     When a record does not fit: the batch of the records before it, then the error.
     """
     values = [value for _, _, value in pending]
@@ -204,7 +222,7 @@ def _flush(
     rows = []
     for number, line, value in pending:
         try:
-            rows.append(coerce_record(value, schema, temporal))
+            rows.append(coerce_record(value, schema, temporal, inferred=inferred))
         except FieldError as exc:
             if rows:
                 yield pa.RecordBatch.from_pylist(rows, arrow_schema)
@@ -212,23 +230,40 @@ def _flush(
     yield pa.RecordBatch.from_pylist(rows, arrow_schema)
 
 
-def _bool_finder(dtype: DataType) -> Callable[[list[Any]], bool] | None:
+def _either(
+    first: Callable[[list[Any]], bool] | None, second: Callable[[list[Any]], bool] | None
+) -> Callable[[list[Any]], bool] | None:
+    """A test true when *first* or *second* is (None: neither test exists)."""
+    if first is None or second is None:
+        return first or second
+    return lambda values: first(values) or second(values)
+
+
+def _float_finder(dtype: DataType) -> Callable[[list[Any]], bool] | None:
+    """A test for a float where *dtype* has a whole-number type (:func:`_bool_finder`'s walk)."""
+    return _bool_finder(dtype, kinds=INTEGRAL, culprit=float)
+
+
+def _bool_finder(
+    dtype: DataType, *, kinds: Collection[str] = ("float", "double"), culprit: type = bool
+) -> Callable[[list[Any]], bool] | None:
     """A test for a boolean where *dtype* has a FLOAT/DOUBLE in any of a list of values.
 
-    None: *dtype* has none. Arrow would take such a boolean as 1.0, NiFi refuses it, so a batch
+    (Or for any *culprit* type where *dtype* has a type named in *kinds*.) None: *dtype* has
+    none. Arrow would take such a boolean as 1.0, NiFi refuses it, so a batch
     holding one takes the coercing path. The test walks nested records, array elements and map
     values, and only the parts of a value whose type holds a float; it works a column at a
     time (a record field's values, an array's elements), C-level where it can, as a per-record
     walk cost a fifth of the read. ``type(v) is bool`` is an identity test (``bool`` has no
     subclasses): ``1 == True`` must not count.
     """
-    if dtype.name in ("float", "double"):
-        return lambda values: bool in set(map(type, values))
+    if dtype.name in kinds:
+        return lambda values: culprit in set(map(type, values))
     if isinstance(dtype, RecordType):
         checks = [
             (field.name, check)
             for field in dtype.schema.fields
-            if (check := _bool_finder(field.type)) is not None
+            if (check := _bool_finder(field.type, kinds=kinds, culprit=culprit)) is not None
         ]
         if not checks:
             return None
@@ -241,12 +276,12 @@ def _bool_finder(dtype: DataType) -> Callable[[list[Any]], bool] | None:
 
         return records
     if isinstance(dtype, ArrayType) and dtype.element is not None:
-        element = _bool_finder(dtype.element)
+        element = _bool_finder(dtype.element, kinds=kinds, culprit=culprit)
         if element is None:
             return None
         return lambda values: element(list(itertools.chain.from_iterable(_of(values, list))))
     if isinstance(dtype, MapType):
-        entry = _bool_finder(dtype.value)
+        entry = _bool_finder(dtype.value, kinds=kinds, culprit=culprit)
         if entry is None:
             return None
         return lambda values: entry(
