@@ -42,6 +42,16 @@ __all__ = ["FieldError", "TemporalFormats", "batch_rows", "coerce", "coerce_reco
 #: underscore or space). ``\d`` is a Unicode decimal digit, as Java's ``Character.digit``.
 _INTEGRAL_TEXT = re.compile(r"[+-]?\d+")
 
+#: Java's ``Double.parseDouble`` text (its ``FloatingDecimal``), hexadecimal forms aside: signed
+#: ``NaN``, ``Infinity`` or a decimal with an optional exponent and ``f``/``d`` suffix. Python's
+#: ``float`` also takes ``1_000``, ``inf`` and ``nan``, which Java refuses.
+_JAVA_DOUBLE = re.compile(
+    r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?)"
+)
+
+#: What Java's ``String.trim`` (and so ``parseDouble``) strips: every character up to a space.
+_JAVA_SPACE = "".join(map(chr, range(33)))
+
 _RANGES = {
     "byte": (-(2**7), 2**7 - 1),
     "short": (-(2**15), 2**15 - 1),
@@ -349,12 +359,17 @@ def _whole(value: float) -> int:
 
 
 def _to_float(value: Any) -> float:
+    """NiFi's ``toDouble``/``toFloat``: text is Java's ``Double.parseDouble``'s."""
     if isinstance(value, bool):
         raise TypeError(value)
     if isinstance(value, (int, float, Decimal)):
         return float(value)
     if isinstance(value, str):
-        return float(value.strip())
+        text = value.strip(_JAVA_SPACE)
+        if not _JAVA_DOUBLE.fullmatch(text):
+            msg = f"{value!r} is not a number"
+            raise ValueError(msg)
+        return float(text.rstrip("fFdD"))
     raise TypeError(value)
 
 
@@ -368,6 +383,8 @@ def _to_decimal(value: Any, dtype: DecimalType) -> Decimal:
     """
     if isinstance(value, bool):
         raise TypeError(value)
+    if isinstance(value, str) and "_" in value:
+        raise ValueError(value)  # Python's Decimal takes 1_000, Java's BigDecimal does not
     number = Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value).strip())
     if not number.is_finite():
         raise ValueError(value)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 from decimal import Decimal
 
 import pyarrow as pa
@@ -131,7 +132,7 @@ def test_whole_number_text_and_numbers_convert_as_nifi_does() -> None:
     """A sign and digits parse (Java's parseInt); a number is truncated (Number.intValue())."""
     assert coerce("+7", s.INT, NO_FORMATS, "f") == 7
     assert coerce("-007", s.LONG, NO_FORMATS, "f") == -7
-    assert coerce("٣", s.INT, NO_FORMATS, "f") == 3  # Java's Character.digit takes it too
+    assert coerce("\u0663", s.INT, NO_FORMATS, "f") == 3  # Java's Character.digit takes it too
     assert coerce(1.5, s.INT, NO_FORMATS, "f") == 1
     assert coerce(-1.5, s.LONG, NO_FORMATS, "f") == -1
     assert coerce(Decimal("2.9"), s.SHORT, NO_FORMATS, "f") == 2
@@ -224,3 +225,25 @@ def test_bytes_as_text_are_javas_arrays_to_string_and_as_a_string_field_their_ut
     assert coerce(uuid_bytes, s.UUID, NO_FORMATS, "u") == "00010203-0405-0607-0809-0a0b0c0d0e0f"
     with pytest.raises(FieldError):
         coerce(b"ab", s.CHAR, NO_FORMATS, "c")
+
+
+@pytest.mark.parametrize(
+    "text", ["1_000.5", "inf", "nan", "-infinity", "1.5x", "", "\u0661.\u0665"]
+)
+@pytest.mark.parametrize("dtype", [s.FLOAT, s.DOUBLE])
+def test_text_for_a_floating_point_type_is_javas_number_text(text: str, dtype: s.DataType) -> None:
+    """NiFi's toDouble(String) is Double.parseDouble, which refuses what Python's float also
+    takes: underscores, lower-case inf and nan, other scripts' digits."""
+    with pytest.raises(FieldError, match="Cannot convert value"):
+        coerce(text, dtype, NO_FORMATS, "f")
+
+
+def test_java_number_text_converts_to_floating_point_and_decimal() -> None:
+    """Java's forms: signed Infinity and NaN, a d/f suffix, spaces trimmed; BigDecimal refuses
+    underscores."""
+    assert coerce(" -Infinity ", s.DOUBLE, NO_FORMATS, "f") == float("-inf")
+    assert math.isnan(coerce("NaN", s.DOUBLE, NO_FORMATS, "f"))
+    assert coerce("1.5d", s.DOUBLE, NO_FORMATS, "f") == 1.5
+    assert coerce(".5e1", s.FLOAT, NO_FORMATS, "f") == 5.0
+    with pytest.raises(FieldError, match="to BigDecimal"):
+        coerce("1_000.5", s.DecimalType(10, 2), NO_FORMATS, "d")
