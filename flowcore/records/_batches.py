@@ -93,6 +93,7 @@ def batches_of(
     """
     source = iter(parsed)
     inferred = schema is None
+    sampled = 0  # the first records, which the schema was inferred from
     if schema is None:
         head: list[Parsed] = []
         for item in source:
@@ -102,24 +103,27 @@ def batches_of(
         schema = (infer or (lambda values: infer_record_schema(values, temporal)))(
             [value for _, _, value in head if isinstance(value, dict)]
         )
+        sampled = len(head)
         source = _chain(head, source)
     arrow_schema = schema.to_arrow()
     fast = _plain(schema)
     texts = None if fast else _temporal_texts(schema, temporal)
     fast = fast or texts is not None
     bools = _bool_finder(RecordType(schema)) if fast else None
-    if fast and inferred:
-        # Arrow truncates a float into an integer column (1.5 -> 1); an inferred whole-number
-        # field refuses it instead (values.coerce), so a batch holding one takes that path
-        bools = _either(bools, _float_finder(RecordType(schema)))
+    # Arrow truncates a float into an integer column (1.5 -> 1); an inferred whole-number field
+    # refuses it instead (values.coerce), so a batch past the sample holding one takes that
+    # path (the sample's records fit: a float among them would have made the field a DOUBLE)
+    past_sample = _either(bools, _float_finder(RecordType(schema))) if fast and inferred else bools
+    read = 0
     while pending := list(itertools.islice(source, batch_size)):
+        read += len(pending)
         yield from _flush(
             pending,
             schema,
             arrow_schema,
             temporal,
             fast,
-            bools=bools,
+            bools=past_sample if read > sampled else bools,
             texts=texts,
             inferred=inferred,
         )

@@ -120,6 +120,10 @@ def test_a_fraction_after_the_inference_sample_is_refused_not_truncated() -> Non
     source = batches_of(_parsed([*ints, {"a": 1.5}]), None, TemporalFormats(), 10, 3)
     with pytest.raises(RecordError, match=r"record 4, field 'a': .*inference sample"):
         list(source)
+    later = batches_of(_parsed([*ints, {"a": 4}, {"a": 1.5}]), None, TemporalFormats(), 2, 2)
+    assert next(later).to_pylist() == [{"a": 1}, {"a": 2}]  # the sample's batch
+    with pytest.raises(RecordError, match=r"record 5, field 'a'"):
+        list(later)
     nested = [{"a": [{"b": 1}]}] * 3 + [{"a": [{"b": 2.0}]}]
     with pytest.raises(RecordError, match=r"record 4, field 'a.b'"):
         list(batches_of(_parsed(nested), None, TemporalFormats(), 10, 3))
