@@ -9,7 +9,7 @@ readers return the good records before the bad one, so nothing read is lost).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Collection, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -113,7 +113,9 @@ def batches_of(
     # Arrow truncates a float into an integer column (1.5 -> 1); an inferred whole-number field
     # refuses it instead (values.coerce), so a batch past the sample holding one takes that
     # path (the sample's records fit: a float among them would have made the field a DOUBLE)
-    past_sample = _either(bools, _float_finder(RecordType(schema))) if fast and inferred else bools
+    past_sample = (
+        _bool_finder(RecordType(schema), culprits=_BOOLS_OR_FLOATS) if fast and inferred else bools
+    )
     read = 0
     while pending := list(itertools.islice(source, batch_size)):
         read += len(pending)
@@ -234,40 +236,35 @@ def _flush(
     yield pa.RecordBatch.from_pylist(rows, arrow_schema)
 
 
-def _either(
-    first: Callable[[list[Any]], bool] | None, second: Callable[[list[Any]], bool] | None
-) -> Callable[[list[Any]], bool] | None:
-    """A test true when *first* or *second* is (None: neither test exists)."""
-    if first is None or second is None:
-        return first or second
-    return lambda values: first(values) or second(values)
-
-
-def _float_finder(dtype: DataType) -> Callable[[list[Any]], bool] | None:
-    """A test for a float where *dtype* has a whole-number type (:func:`_bool_finder`'s walk)."""
-    return _bool_finder(dtype, kinds=INTEGRAL, culprit=float)
+#: Values of a Python type Arrow takes into a column of a NiFi type where NiFi's coercion does not:
+#: a boolean as a FLOAT/DOUBLE (1.0), and, for a field inferred from a sample, a float as a whole
+#: number (Arrow truncates 1.5 to 1).
+_BOOLS = {"float": bool, "double": bool}
+_BOOLS_OR_FLOATS = {**_BOOLS, **dict.fromkeys(INTEGRAL, float)}
 
 
 def _bool_finder(
-    dtype: DataType, *, kinds: Collection[str] = ("float", "double"), culprit: type = bool
+    dtype: DataType, *, culprits: Mapping[str, type] = _BOOLS
 ) -> Callable[[list[Any]], bool] | None:
     """A test for a boolean where *dtype* has a FLOAT/DOUBLE in any of a list of values.
 
-    (Or for any *culprit* type where *dtype* has a type named in *kinds*.) None: *dtype* has
-    none. Arrow would take such a boolean as 1.0, NiFi refuses it, so a batch
-    holding one takes the coercing path. The test walks nested records, array elements and map
+    (Or, with *culprits*, for a value of the Python type it maps a NiFi type name to, where
+    *dtype* has that type: :data:`_BOOLS_OR_FLOATS`.) None: *dtype* has none. Arrow would
+    take such a boolean as 1.0, NiFi refuses it, so a batch holding one takes the coercing
+    path. The test walks nested records, array elements and map
     values, and only the parts of a value whose type holds a float; it works a column at a
     time (a record field's values, an array's elements), C-level where it can, as a per-record
     walk cost a fifth of the read. ``type(v) is bool`` is an identity test (``bool`` has no
     subclasses): ``1 == True`` must not count.
     """
-    if dtype.name in kinds:
+    culprit = culprits.get(dtype.name)
+    if culprit is not None:
         return lambda values: culprit in set(map(type, values))
     if isinstance(dtype, RecordType):
         checks = [
             (field.name, check)
             for field in dtype.schema.fields
-            if (check := _bool_finder(field.type, kinds=kinds, culprit=culprit)) is not None
+            if (check := _bool_finder(field.type, culprits=culprits)) is not None
         ]
         if not checks:
             return None
@@ -280,12 +277,12 @@ def _bool_finder(
 
         return records
     if isinstance(dtype, ArrayType) and dtype.element is not None:
-        element = _bool_finder(dtype.element, kinds=kinds, culprit=culprit)
+        element = _bool_finder(dtype.element, culprits=culprits)
         if element is None:
             return None
         return lambda values: element(list(itertools.chain.from_iterable(_of(values, list))))
     if isinstance(dtype, MapType):
-        entry = _bool_finder(dtype.value, kinds=kinds, culprit=culprit)
+        entry = _bool_finder(dtype.value, culprits=culprits)
         if entry is None:
             return None
         return lambda values: entry(
