@@ -9,7 +9,7 @@ readers return the good records before the bad one, so nothing read is lost).
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any, Protocol
 
 import pyarrow as pa
@@ -19,6 +19,7 @@ from flowcore.errors import RecordError
 from flowcore.records import formats
 from flowcore.records.inference import infer_record_schema
 from flowcore.records.schema import (
+    INTEGRAL,
     ArrayType,
     ChoiceType,
     DataType,
@@ -91,6 +92,8 @@ def batches_of(
     inference by default) and then streams the rest under that schema.
     """
     source = iter(parsed)
+    inferred = schema is None
+    sampled = 0  # the first records, which the schema was inferred from
     if schema is None:
         head: list[Parsed] = []
         for item in source:
@@ -100,14 +103,32 @@ def batches_of(
         schema = (infer or (lambda values: infer_record_schema(values, temporal)))(
             [value for _, _, value in head if isinstance(value, dict)]
         )
+        sampled = len(head)
         source = _chain(head, source)
     arrow_schema = schema.to_arrow()
     fast = _plain(schema)
     texts = None if fast else _temporal_texts(schema, temporal)
     fast = fast or texts is not None
     bools = _bool_finder(RecordType(schema)) if fast else None
+    # Arrow truncates a float into an integer column (1.5 -> 1); an inferred whole-number field
+    # refuses it instead (values.coerce), so a batch past the sample holding one takes that
+    # path (the sample's records fit: a float among them would have made the field a DOUBLE)
+    past_sample = (
+        _bool_finder(RecordType(schema), culprits=_BOOLS_OR_FLOATS) if fast and inferred else bools
+    )
+    read = 0
     while pending := list(itertools.islice(source, batch_size)):
-        yield from _flush(pending, schema, arrow_schema, temporal, fast, bools=bools, texts=texts)
+        read += len(pending)
+        yield from _flush(
+            pending,
+            schema,
+            arrow_schema,
+            temporal,
+            fast,
+            bools=past_sample if read > sampled else bools,
+            texts=texts,
+            inferred=inferred,
+        )
 
 
 def _temporal_texts(schema: RecordSchema, temporal: TemporalFormats) -> dict[str, str] | None:
@@ -176,9 +197,12 @@ def _flush(
     *,
     bools: Callable[[Any], bool] | None = None,
     texts: dict[str, str] | None = None,
+    inferred: bool = False,
 ) -> Iterator[pa.RecordBatch]:
     """One batch of *pending*.
 
+    *bools*: a test for values Arrow would take but NiFi's coercion refuses (then the batch is
+    coerced record by record); *inferred*: *schema* was inferred from a sample.
     When a record does not fit: the batch of the records before it, then the error.
     """
     values = [value for _, _, value in pending]
@@ -204,7 +228,7 @@ def _flush(
     rows = []
     for number, line, value in pending:
         try:
-            rows.append(coerce_record(value, schema, temporal))
+            rows.append(coerce_record(value, schema, temporal, inferred=inferred))
         except FieldError as exc:
             if rows:
                 yield pa.RecordBatch.from_pylist(rows, arrow_schema)
@@ -212,23 +236,35 @@ def _flush(
     yield pa.RecordBatch.from_pylist(rows, arrow_schema)
 
 
-def _bool_finder(dtype: DataType) -> Callable[[list[Any]], bool] | None:
+#: Values of a Python type Arrow takes into a column of a NiFi type where NiFi's coercion does not:
+#: a boolean as a FLOAT/DOUBLE (1.0), and, for a field inferred from a sample, a float as a whole
+#: number (Arrow truncates 1.5 to 1).
+_BOOLS = {"float": bool, "double": bool}
+_BOOLS_OR_FLOATS = {**_BOOLS, **dict.fromkeys(INTEGRAL, float)}
+
+
+def _bool_finder(
+    dtype: DataType, *, culprits: Mapping[str, type] = _BOOLS
+) -> Callable[[list[Any]], bool] | None:
     """A test for a boolean where *dtype* has a FLOAT/DOUBLE in any of a list of values.
 
-    None: *dtype* has none. Arrow would take such a boolean as 1.0, NiFi refuses it, so a batch
-    holding one takes the coercing path. The test walks nested records, array elements and map
+    (Or, with *culprits*, for a value of the Python type it maps a NiFi type name to, where
+    *dtype* has that type: :data:`_BOOLS_OR_FLOATS`.) None: *dtype* has none. Arrow would
+    take such a boolean as 1.0, NiFi refuses it, so a batch holding one takes the coercing
+    path. The test walks nested records, array elements and map
     values, and only the parts of a value whose type holds a float; it works a column at a
     time (a record field's values, an array's elements), C-level where it can, as a per-record
     walk cost a fifth of the read. ``type(v) is bool`` is an identity test (``bool`` has no
     subclasses): ``1 == True`` must not count.
     """
-    if dtype.name in ("float", "double"):
-        return lambda values: bool in set(map(type, values))
+    culprit = culprits.get(dtype.name)
+    if culprit is not None:
+        return lambda values: culprit in set(map(type, values))
     if isinstance(dtype, RecordType):
         checks = [
             (field.name, check)
             for field in dtype.schema.fields
-            if (check := _bool_finder(field.type)) is not None
+            if (check := _bool_finder(field.type, culprits=culprits)) is not None
         ]
         if not checks:
             return None
@@ -241,12 +277,12 @@ def _bool_finder(dtype: DataType) -> Callable[[list[Any]], bool] | None:
 
         return records
     if isinstance(dtype, ArrayType) and dtype.element is not None:
-        element = _bool_finder(dtype.element)
+        element = _bool_finder(dtype.element, culprits=culprits)
         if element is None:
             return None
         return lambda values: element(list(itertools.chain.from_iterable(_of(values, list))))
     if isinstance(dtype, MapType):
-        entry = _bool_finder(dtype.value)
+        entry = _bool_finder(dtype.value, culprits=culprits)
         if entry is None:
             return None
         return lambda values: entry(

@@ -12,8 +12,10 @@ from __future__ import annotations
 import datetime as dt
 import json
 import math
+import re
+import uuid
 from collections.abc import Callable, Iterator, Mapping
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Context, Decimal, InvalidOperation
 from typing import Any
 
 import attrs
@@ -34,6 +36,21 @@ from flowcore.records.schema import (
 )
 
 __all__ = ["FieldError", "TemporalFormats", "batch_rows", "coerce", "coerce_record"]
+
+#: Java's ``Integer.parseInt``/``Long.parseLong``/``new BigInteger`` text and NiFi's
+#: ``DataTypeUtils.isIntegral``: a sign, then decimal digits only (no point, exponent,
+#: underscore or space). ``\d`` is a Unicode decimal digit, as Java's ``Character.digit``.
+_INTEGRAL_TEXT = re.compile(r"[+-]?\d+")
+
+#: Java's ``Double.parseDouble`` text (its ``FloatingDecimal``), hexadecimal forms aside: signed
+#: ``NaN``, ``Infinity`` or a decimal with an optional exponent and ``f``/``d`` suffix. Python's
+#: ``float`` also takes ``1_000``, ``inf`` and ``nan``, which Java refuses.
+_JAVA_DOUBLE = re.compile(
+    r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?)"
+)
+
+#: What Java's ``String.trim`` (and so ``parseDouble``) strips: every character up to a space.
+_JAVA_SPACE = "".join(map(chr, range(33)))
 
 _RANGES = {
     "byte": (-(2**7), 2**7 - 1),
@@ -66,12 +83,18 @@ class TemporalFormats:
 
 
 def coerce_record(
-    value: Any, schema: RecordSchema, formats_: TemporalFormats, prefix: str = ""
+    value: Any,
+    schema: RecordSchema,
+    formats_: TemporalFormats,
+    prefix: str = "",
+    *,
+    inferred: bool = False,
 ) -> dict[str, Any]:
     """*value* (a mapping) as a dict of *schema*'s fields, each coerced to its type.
 
     A missing field takes its default; extra keys are dropped (NiFi keeps them as raw fields
-    that schema-aware writers do not write).
+    that schema-aware writers do not write). *inferred*: *schema* was inferred from a sample
+    of the records, see :func:`coerce`.
     """
     if not isinstance(value, Mapping):
         msg = f"expected a record (JSON object) but got {_describe(value)}"
@@ -93,24 +116,44 @@ def coerce_record(
                 raise FieldError(name, msg)
             out[field.name] = None
             continue
-        out[field.name] = coerce(raw, field.type, formats_, name)
+        out[field.name] = coerce(raw, field.type, formats_, name, inferred=inferred)
     return out
 
 
-def coerce(value: Any, dtype: DataType, formats_: TemporalFormats, name: str) -> Any:
-    """*value* as the Python value Arrow stores for NiFi type *dtype* (None stays None)."""
+def coerce(
+    value: Any, dtype: DataType, formats_: TemporalFormats, name: str, *, inferred: bool = False
+) -> Any:
+    """*value* as the Python value Arrow stores for NiFi type *dtype* (None stays None).
+
+    *inferred*: *dtype* was inferred from the first records (the reader's inference sample),
+    so a value of a wider type than the sample had must be refused, not narrowed: NiFi reads
+    every record before it types a field, and a JSON number ``1.5`` after ten thousand whole
+    numbers makes its field a DOUBLE there. Such a field refuses any number with a fraction or
+    an exponent (``1.5``, ``2.0``), where an explicit schema's INT truncates it as NiFi's
+    ``DataTypeUtils.toInteger(Number)`` does.
+    """
     if value is None:
         return None
     kind = dtype.name
     try:
         if kind == "string":
+            if isinstance(value, (bytes, bytearray)):
+                # NiFi's ObjectStringFieldConverter (convertType to STRING): a byte array's
+                # UTF-8 text, an empty one Arrays.toString's "[]"
+                return bytes(value).decode("utf-8", "replace") if value else "[]"
             return to_text(value)
+        if kind == "uuid" and isinstance(value, (bytes, bytearray)):
+            return str(uuid.UUID(bytes=bytes(value[:16])))  # NiFi's toUUID: the first 16 bytes
         if kind in ("uuid", "char"):
+            if isinstance(value, (bytes, bytearray)):
+                raise TypeError(value)  # NiFi's toCharacter refuses a byte array
             text = to_text(value)
             return text[:1] if kind == "char" else text
         if kind == "boolean":
             return _to_bool(value)
         if kind in INTEGRAL:
+            if inferred and _fractional(value):
+                raise _wider_than_inferred(name, value, dtype)
             return _to_integral(value, kind)
         if kind in ("float", "double"):
             return _to_float(value)
@@ -129,17 +172,18 @@ def coerce(value: Any, dtype: DataType, formats_: TemporalFormats, name: str) ->
                 raise FieldError(name, msg)
             return text
         if isinstance(dtype, ArrayType):
-            return _to_array(value, dtype, formats_, name)
+            return _to_array(value, dtype, formats_, name, inferred)
         if isinstance(dtype, MapType):
             if not isinstance(value, Mapping):
                 raise _mismatch(name, value, dtype)
             return [
-                (str(k), coerce(v, dtype.value, formats_, f"{name}.{k}")) for k, v in value.items()
+                (str(k), coerce(v, dtype.value, formats_, f"{name}.{k}", inferred=inferred))
+                for k, v in value.items()
             ]
         if isinstance(dtype, RecordType):
-            return coerce_record(value, dtype.schema, formats_, name + ".")
+            return coerce_record(value, dtype.schema, formats_, name + ".", inferred=inferred)
         if isinstance(dtype, ChoiceType):
-            return _to_choice(value, dtype, formats_, name)
+            return _to_choice(value, dtype, formats_, name, inferred)
     except FieldError:
         raise
     except (ValueError, TypeError, ArithmeticError, InvalidOperation):
@@ -163,6 +207,27 @@ def _mismatch(name: str, value: Any, dtype: DataType) -> FieldError:
         text = text[:45] + "..."
     target = _JAVA_TARGETS.get(dtype.name, str(dtype))
     msg = f"Cannot convert value [{text}] of type {_java_class(value)} to {target} for field {name}"
+    return FieldError(name, msg)
+
+
+def _fractional(value: Any) -> bool:
+    """Whether *value* is a number a whole-number type inferred from a sample cannot take.
+
+    A float is one even when whole (``2.0``): NiFi's inference types a JSON ``2.0`` a DOUBLE
+    (Jackson's DoubleNode), and writes every value of such a field as a DOUBLE.
+    """
+    if isinstance(value, float):
+        return True
+    return isinstance(value, Decimal) and value != value.to_integral_value()
+
+
+def _wider_than_inferred(name: str, value: Any, dtype: DataType) -> FieldError:
+    """The error of a value a sampled inference typed too narrow, with the way out."""
+    msg = (
+        f"{_mismatch(name, value, dtype)}: the field's type {dtype.name.upper()} was inferred "
+        "from the records before it (the reader's inference sample), which this value does "
+        "not fit; give the reader a schema or a larger inference sample"
+    )
     return FieldError(name, msg)
 
 
@@ -207,7 +272,14 @@ def _describe(value: Any) -> str:
 
 
 def to_text(value: Any) -> str:
-    """NiFi's ``DataTypeUtils.toString`` of a value (Java's forms of numbers and booleans)."""
+    """NiFi's ``DataTypeUtils.toString(value, format)`` (Java's forms of numbers and booleans).
+
+    What NiFi's CSV writers, FreeFormTextRecordSetWriter (``MapRecord.getAsString``),
+    PartitionRecord's attributes and UpdateRecord's ``field.value`` write. A byte array (an
+    Avro ``bytes`` value, which NiFi's ``AvroTypeUtil.normalizeValue`` makes an ``Object[]``
+    of ``Byte``) is ``Arrays.toString`` of its signed bytes, ``[0, -1, 65]``, not its text:
+    converting it to a STRING field is another path (:func:`coerce`).
+    """
     if isinstance(value, str):
         return value
     if isinstance(value, bool):
@@ -222,8 +294,8 @@ def to_text(value: Any) -> str:
         return value.isoformat()
     if isinstance(value, dt.time):
         return value.strftime("%H:%M:%S")
-    if isinstance(value, bytes):
-        return value.decode("utf-8", "replace")
+    if isinstance(value, (bytes, bytearray)):
+        return "[" + ", ".join(str(b - 256 if b > 127 else b) for b in value) + "]"
     if isinstance(value, (list, tuple)):  # Java's Arrays.toString: [first, second, null]
         return "[" + ", ".join(_element_text(v) for v in value) + "]"
     return json.dumps(value, separators=(",", ":"), default=str)
@@ -250,11 +322,21 @@ def _to_bool(value: Any) -> bool:
 
 
 def _to_integral(value: Any, kind: str) -> int:
+    """NiFi's ``DataTypeUtils.toInteger``/``toLong``/``toShort``/``toByte``/``toBigInt``.
+
+    Text is Java's ``Integer.parseInt`` (``Long.parseLong``...): a whole number only, so
+    ``"1.5"``, ``"1e3"``, ``"1_000"`` and ``" 1"`` are refused (NiFi's
+    IllegalTypeConversion or NumberFormatException: the FlowFile goes to failure), as NiFi's
+    ``isIntegral`` refuses them for a CHOICE. A number is truncated (``Number.intValue()``):
+    a JSON ``1.5`` read under an INT schema is 1 in NiFi.
+    """
     if isinstance(value, bool):
         raise TypeError(value)
     if isinstance(value, str):
-        text = value.strip()
-        number = int(text) if text.lstrip("+-").isdigit() else _whole(float(text))
+        if not _INTEGRAL_TEXT.fullmatch(value):
+            msg = f"{value!r} is not a whole number"
+            raise ValueError(msg)
+        number = int(value)
     elif isinstance(value, float):
         number = _whole(value)
     elif isinstance(value, (int, Decimal)):
@@ -277,26 +359,44 @@ def _whole(value: float) -> int:
 
 
 def _to_float(value: Any) -> float:
+    """NiFi's ``toDouble``/``toFloat``: text is Java's ``Double.parseDouble``'s."""
     if isinstance(value, bool):
         raise TypeError(value)
     if isinstance(value, (int, float, Decimal)):
         return float(value)
     if isinstance(value, str):
-        return float(value.strip())
+        text = value.strip(_JAVA_SPACE)
+        if not _JAVA_DOUBLE.fullmatch(text):
+            msg = f"{value!r} is not a number"
+            raise ValueError(msg)
+        return float(text.rstrip("fFdD"))
     raise TypeError(value)
 
 
 def _to_decimal(value: Any, dtype: DecimalType) -> Decimal:
+    """NiFi's ``toBigDecimal``, at the field's scale (Arrow's decimals have one scale).
+
+    Digits beyond the scale are rounded HALF_UP, as NiFi's ``AvroTypeUtil`` does when it
+    writes a decimal (``setScale(scale, RoundingMode.HALF_UP)``). The rounding runs under a
+    context of the field's precision, not Python's default 28 digits, so a DECIMAL(38, 2)
+    takes all its 38 digits (and a wider one its own) as NiFi's BigDecimal does.
+    """
     if isinstance(value, bool):
         raise TypeError(value)
+    if isinstance(value, str) and "_" in value:
+        raise ValueError(value)  # Python's Decimal takes 1_000, Java's BigDecimal does not
     number = Decimal(repr(value)) if isinstance(value, float) else Decimal(str(value).strip())
     if not number.is_finite():
         raise ValueError(value)
-    quantum = Decimal(1).scaleb(-dtype.scale)
-    rounded = number.quantize(quantum, rounding=ROUND_HALF_UP)
-    if len(rounded.as_tuple().digits) > dtype.precision and rounded != 0:
-        msg = f"{number} does not fit DECIMAL({dtype.precision}, {dtype.scale})"
-        raise ValueError(msg)
+    precision, scale = dtype.precision, dtype.scale
+    too_big = f"{number} does not fit DECIMAL({precision}, {scale})"
+    if number and number.adjusted() >= precision - scale:
+        raise ValueError(too_big)  # more whole digits than the type has: refused before rounding
+    # one digit more than the type's: a carry (99.995 -> 100.00) is then refused below
+    context = Context(prec=precision + 1, rounding=ROUND_HALF_UP)
+    rounded = number.quantize(Decimal(1).scaleb(-scale), context=context)
+    if len(rounded.as_tuple().digits) > precision and rounded != 0:
+        raise ValueError(too_big)
     return rounded
 
 
@@ -348,7 +448,9 @@ def _parse(text: str, pattern: str) -> dt.datetime:
     return parsed
 
 
-def _to_array(value: Any, dtype: ArrayType, formats_: TemporalFormats, name: str) -> Any:
+def _to_array(
+    value: Any, dtype: ArrayType, formats_: TemporalFormats, name: str, inferred: bool
+) -> Any:
     if dtype.element is not None and dtype.element.name == "byte":
         if isinstance(value, (bytes, bytearray)):
             return bytes(value)
@@ -362,16 +464,19 @@ def _to_array(value: Any, dtype: ArrayType, formats_: TemporalFormats, name: str
     element = dtype.element
     if element is None:
         return [None if v is None else to_text(v) for v in value]
-    return [coerce(v, element, formats_, name) for v in value]
+    return [coerce(v, element, formats_, name, inferred=inferred) for v in value]
 
 
-def _to_choice(value: Any, dtype: ChoiceType, formats_: TemporalFormats, name: str) -> str:
+def _to_choice(
+    value: Any, dtype: ChoiceType, formats_: TemporalFormats, name: str, inferred: bool
+) -> str:
     """The JSON text of *value* as the CHOICE option NiFi's ``chooseDataType`` would pick."""
     option = choose_option(value, dtype)
     if option is None:
         msg = f"{_describe(value)} fits none of {dtype}"
         raise FieldError(name, msg)
-    return json.dumps(_jsonable(coerce(value, option, formats_, name)), separators=(",", ":"))
+    chosen = coerce(value, option, formats_, name, inferred=inferred)
+    return json.dumps(_jsonable(chosen), separators=(",", ":"))
 
 
 def choose_option(value: Any, dtype: ChoiceType) -> DataType | None:
@@ -418,7 +523,12 @@ _NIFI_ORDER = {
 
 
 def _fits(value: Any, option: DataType) -> bool:
-    """Whether *value* coerces to *option* (NiFi's ``isCompatibleDataType``)."""
+    """Whether *value* coerces to *option* (NiFi's ``isCompatibleDataType``).
+
+    For a whole-number option that is NiFi's rule: text must be ``isIntegral`` (``"2.5"``
+    fits no INT, so under CHOICE[INT, STRING] it stays the STRING ``"2.5"``), while any
+    number in range fits (``isIntegerTypeCompatible(Number)``: 1.5 fits an INT).
+    """
     if _record_as_string(value, option):
         return False
     try:

@@ -313,7 +313,12 @@ class XmlRecordWriter:
         return True
 
     def _array(self, pending: list[str], value: Any, dtype: DataType | None, name: str) -> bool:
-        values = value if isinstance(value, list) else [to_text(value)]
+        if isinstance(value, (bytes, bytearray)):
+            # NiFi's WriteXMLResult: an Avro bytes value is an Object[] of Byte
+            # (AvroTypeUtil.normalizeValue), written one element per signed byte
+            values: list[Any] = [b - 256 if b > 127 else b for b in value]
+        else:
+            values = value if isinstance(value, list) else [to_text(value)]
         element_type = dtype.element if isinstance(dtype, ArrayType) else None
         wrapping = self._options.array_wrapping
         tag = self._options.array_tag or ""

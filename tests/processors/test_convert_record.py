@@ -632,3 +632,29 @@ def test_nan_and_infinity_fail_to_json_unless_scientific_notation(
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     runner.flowfiles_for("success")[0].assert_content_equals(quoted)
+
+
+def test_whole_number_fields_take_whole_number_text_only_as_nifi() -> None:
+    """NiFi's toInteger(String) is Integer.parseInt: "1.5" under an INT schema goes to failure
+    (not truncated to 1), and under an inferred CHOICE[INT, STRING] "2.5" stays text."""
+    int_schema = {"type": "record", "name": "r", "fields": [{"name": "a", "type": "int"}]}
+    runner = _json_with_schema(int_schema)
+    runner.enqueue(b'[{"a": "1.5"}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("failure", 1)
+    runner = converter(JsonTreeReader("reader"), JsonRecordSetWriter("writer"))
+    runner.enqueue(b'[{"a": 1}, {"a": "2.5"}, {"a": "3"}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert runner.flowfiles_for("success")[0].content == b'[{"a":1},{"a":"2.5"},{"a":3}]'
+
+
+def test_a_decimal_38_takes_more_than_28_digits() -> None:
+    """A DECIMAL(38, 2) value of 29 digits converts, as NiFi's BigDecimal does."""
+    decimal = {"type": "bytes", "logicalType": "decimal", "precision": 38, "scale": 2}
+    schema = {"type": "record", "name": "r", "fields": [{"name": "a", "type": decimal}]}
+    runner = _json_with_schema(schema, JsonRecordSetWriter("writer"))
+    runner.enqueue(b'[{"a": "123456789012345678901234567.89"}]')
+    runner.run()
+    runner.assert_all_flowfiles_transferred("success", 1)
+    assert runner.flowfiles_for("success")[0].content == b'[{"a":123456789012345678901234567.89}]'

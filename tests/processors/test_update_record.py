@@ -296,3 +296,12 @@ def test_set_root_path(path: str, value: str) -> None:
     runner.enqueue(PERSON)
     runner.run()
     assert only_success(runner) == '[ {\n  "last" : "Doe",\n  "first" : "John"\n} ]'
+
+
+def test_a_fraction_set_on_an_int_field_widens_it_and_stays_text() -> None:
+    """NiFi widens /a (INT) to CHOICE[INT, STRING] for the literal "1.5", which is no INT
+    (isIntegral), so the STRING "1.5" is written, not the truncated 1."""
+    runner = json_runner(None, None, **{"/a": "1.5"})
+    runner.enqueue(b'[{"a": 1}]')
+    runner.run()
+    assert json.loads(only_success(runner)) == [{"a": "1.5"}]

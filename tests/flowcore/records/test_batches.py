@@ -111,3 +111,23 @@ def test_the_column_wise_float_boolean_test_agrees_with_the_per_value_walk(
     assert (fast is None) == (exact is None)
     if fast is not None and exact is not None:
         assert fast(values) == any(exact(value) for value in values)
+
+
+def test_a_fraction_after_the_inference_sample_is_refused_not_truncated() -> None:
+    """docs/records.md's promise: a record past the sample that does not fit the inferred type
+    is a RecordError naming it; Arrow would truncate 1.5 into the inferred INT column."""
+    ints = [{"a": 1}, {"a": 2}, {"a": 3}]
+    source = batches_of(_parsed([*ints, {"a": 1.5}]), None, TemporalFormats(), 10, 3)
+    with pytest.raises(RecordError, match=r"record 4, field 'a': .*inference sample"):
+        list(source)
+    later = batches_of(_parsed([*ints, {"a": 4}, {"a": 1.5}]), None, TemporalFormats(), 2, 2)
+    assert next(later).to_pylist() == [{"a": 1}, {"a": 2}]  # the sample's batch
+    with pytest.raises(RecordError, match=r"record 5, field 'a'"):
+        list(later)
+    nested = [{"a": [{"b": 1}]}] * 3 + [{"a": [{"b": 2.0}]}]
+    with pytest.raises(RecordError, match=r"record 4, field 'a.b'"):
+        list(batches_of(_parsed(nested), None, TemporalFormats(), 10, 3))
+    explicit = batches_of(
+        _parsed([*ints, {"a": 1.5}]), s.RecordSchema.of({"a": s.INT}), TemporalFormats(), 10, 3
+    )
+    assert [r["a"] for b in explicit for r in b.to_pylist()] == [1, 2, 3, 1]  # NiFi's toInteger

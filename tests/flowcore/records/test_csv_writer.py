@@ -161,3 +161,10 @@ def test_missing_and_extra_fields_follow_the_writers_schema() -> None:
     assert write(ID_NAME, [{"id": "1", "dob": "1/1/1970"}]) == b"id,name\n1,\n"
     only_id = s.RecordSchema.of({"id": s.STRING})
     assert write(only_id, [{"id": "1", "name": "John"}]) == b"id\n1\n"
+
+
+def test_bytes_are_written_as_javas_arrays_to_string() -> None:
+    """An Avro bytes value is an Object[] of Byte in NiFi (AvroTypeUtil.normalizeValue), which
+    WriteCSVResult's getAsString prints with Arrays.toString: signed bytes, not lossy UTF-8."""
+    schema = s.RecordSchema.of({"b": s.ArrayType(s.BYTE)})
+    assert _write(schema, [{"b": b"\x00\xffA"}, {"b": b""}]) == b'b\n"[0, -1, 65]"\n[]\n'

@@ -38,3 +38,14 @@ def test_field_text_is_java_text() -> None:
     assert field_text(True, "boolean") == "true"
     assert field_text(["a", None], "array") == "[a, null]"
     assert field_text(None, "string") is None
+
+
+def test_bytes_are_javas_arrays_to_string() -> None:
+    """FreeFormTextRecordSetWriter's getAsString of an Avro bytes value (an Object[] of Byte in
+    NiFi) is Arrays.toString: "[0, -1, 65]", not the bytes decoded as text."""
+    schema = s.RecordSchema.of({"b": s.ArrayType(s.BYTE)})
+    out = io.BytesIO()
+    batch = pa.RecordBatch.from_pylist([{"b": b"\x00\xffA"}], schema.to_arrow())
+    write_text([batch], out, lambda v: f"b={v['b']}")
+    assert out.getvalue() == b"b=[0, -1, 65]\n"
+    assert field_text(b"\xc3\xa9", "array") == "[-61, -87]"

@@ -216,3 +216,11 @@ def test_character_set() -> None:
     options = XmlWriterOptions(root_tag="R", record_tag="P", character_set="ISO-8859-1")
     write_xml([batch], out, options, PERSON)
     assert "<NAME>Amélie &#9731;</NAME>".encode("latin-1") in out.getvalue()
+
+
+def test_bytes_are_one_element_per_signed_byte() -> None:
+    """WriteXMLResult writes an Object[] of Byte (an Avro bytes value) element by element."""
+    schema = s.RecordSchema.of({"B": s.ArrayType(s.BYTE)})
+    assert _xml([{"B": b"\x00\xffA"}], schema) == (
+        DECLARATION + "<ROOT><PERSON><B>0</B><B>-1</B><B>65</B></PERSON></ROOT>"
+    )
