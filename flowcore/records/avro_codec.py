@@ -36,6 +36,8 @@ from flowcore.records.schema import (
     MapType,
     RecordSchema,
     RecordType,
+    millis_type,
+    to_millis,
 )
 from flowcore.records.values import TemporalFormats, batch_rows
 
@@ -240,6 +242,7 @@ class AvroRecordWriter:
         at a time, and its blocks compressed by fastavro's codec; the rest goes through
         fastavro record by record.
         """
+        batch = _millis_timestamps(batch)
         if not self._adapt and self._write_columns(batch):
             return
         self._flush_pending()  # the open block of column-encoded rows goes first
@@ -348,6 +351,20 @@ def write_avro(
     return write_all(
         batches, schema, lambda found: AvroRecordWriter(stream, found, options, avro_schema)
     )
+
+
+def _millis_timestamps(batch: pa.RecordBatch | pa.Table) -> pa.RecordBatch | pa.Table:
+    """*batch* with its timestamps floored to the millisecond, as NiFi writes them.
+
+    NiFi's AvroTypeUtil writes ``Timestamp.getTime()``: epoch millis for ``timestamp-millis``
+    and millis times 1000 for ``timestamp-micros``, so a record's microseconds are not written
+    by either (docs/records.md).
+    """
+    if not any(millis_type(t) != t for t in batch.schema.types):
+        return batch
+    columns = [to_millis(column) for column in batch.columns]
+    fields = [f.with_type(c.type) for f, c in zip(batch.schema, columns, strict=True)]
+    return type(batch).from_arrays(columns, schema=pa.schema(fields, batch.schema.metadata))
 
 
 def _long(value: int) -> bytes:
