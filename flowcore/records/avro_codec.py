@@ -13,6 +13,7 @@ attribute for ``full-schema-attribute``: the attributes returned carry it).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
@@ -123,13 +124,20 @@ def _numbered(records: Iterator[Any]) -> Iterator[Parsed]:
 
 
 def _plain(value: Any) -> Any:
-    """Fastavro's values as the readers' plain values (a UUID as its text, tz-aware as UTC)."""
+    """Fastavro's values as the readers' plain values (a UUID as its text, tz-aware as UTC).
+
+    A timestamp is floored to the millisecond: NiFi's AvroTypeUtil.normalizeValue reads a
+    ``timestamp-micros`` long as ``new Timestamp(MICROSECONDS.toMillis(value))``, so the
+    microseconds an Avro file holds do not reach NiFi's records (docs/records.md).
+    """
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if isinstance(value, UUID):
         return str(value)
+    if isinstance(value, dt.datetime) and value.microsecond % 1000:
+        return value.replace(microsecond=value.microsecond - value.microsecond % 1000)
     return value
 
 

@@ -161,3 +161,25 @@ def test_missing_and_extra_fields_follow_the_writers_schema() -> None:
     assert write(ID_NAME, [{"id": "1", "dob": "1/1/1970"}]) == b"id,name\n1,\n"
     only_id = s.RecordSchema.of({"id": s.STRING})
     assert write(only_id, [{"id": "1", "name": "John"}]) == b"id\n1\n"
+
+
+@pytest.mark.parametrize(
+    ("fmt", "expected"),
+    [
+        (None, b"t\n1707238288351\n-2\n"),
+        ("yyyy-MM-dd HH:mm:ss", b"t\n2024-02-06 16:51:28\n1969-12-31 23:59:59\n"),
+        (
+            "yyyy-MM-dd HH:mm:ss.SSSSSS",
+            b"t\n2024-02-06 16:51:28.351567\n1969-12-31 23:59:59.998500\n",
+        ),
+    ],
+    ids=["epoch-millis", "seconds", "SSSSSS"],
+)
+def test_microseconds_are_written_only_by_a_format_that_shows_them(fmt, expected) -> None:
+    """A TIMESTAMP keeps microseconds: a SSSSSS Timestamp Format prints them, epoch millis floor
+    them as NiFi's Timestamp.getTime() does."""
+    rows = [
+        {"t": dt.datetime(2024, 2, 6, 16, 51, 28, 351567)},
+        {"t": dt.datetime(1969, 12, 31, 23, 59, 59, 998500)},
+    ]
+    assert _write(s.RecordSchema.of({"t": s.TIMESTAMP}), rows, timestamp_format=fmt) == expected
