@@ -38,3 +38,14 @@ def test_field_text_is_java_text() -> None:
     assert field_text(True, "boolean") == "true"
     assert field_text(["a", None], "array") == "[a, null]"
     assert field_text(None, "string") is None
+
+
+def test_a_timestamp_with_microseconds_is_its_default_format_text() -> None:
+    """Record.getAsString formats a TIMESTAMP in its type's default format: no fraction."""
+    schema = s.RecordSchema.of({"at": s.TIMESTAMP})
+    batch = pa.RecordBatch.from_pylist(
+        [{"at": dt.datetime(2024, 2, 6, 16, 51, 28, 351567)}], schema.to_arrow()
+    )
+    out = io.BytesIO()
+    write_text([batch], out, lambda values: values["at"])
+    assert out.getvalue() == b"2024-02-06 16:51:28\n"

@@ -216,3 +216,20 @@ def test_character_set() -> None:
     options = XmlWriterOptions(root_tag="R", record_tag="P", character_set="ISO-8859-1")
     write_xml([batch], out, options, PERSON)
     assert "<NAME>Amélie &#9731;</NAME>".encode("latin-1") in out.getvalue()
+
+
+def test_microseconds_are_written_only_by_a_format_that_shows_them() -> None:
+    """A TIMESTAMP's microseconds: NiFi's default format has no fraction, SSSSSS prints them."""
+    schema = s.RecordSchema.of({"T": s.TIMESTAMP})
+    rows = [{"T": dt.datetime(2024, 2, 6, 16, 51, 28, 351567)}]
+    assert _xml(rows, schema, omit_declaration=True, record_tag="R") == (
+        "<ROOT><R><T>2024-02-06 16:51:28</T></R></ROOT>"
+    )
+    micros = _xml(
+        rows,
+        schema,
+        omit_declaration=True,
+        record_tag="R",
+        timestamp_format="yyyy-MM-dd HH:mm:ss.SSSSSS",
+    )
+    assert micros == "<ROOT><R><T>2024-02-06 16:51:28.351567</T></R></ROOT>"
