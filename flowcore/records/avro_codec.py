@@ -126,9 +126,10 @@ def _numbered(records: Iterator[Any]) -> Iterator[Parsed]:
 def _plain(value: Any) -> Any:
     """Fastavro's values as the readers' plain values (a UUID as its text, tz-aware as UTC).
 
-    A timestamp is floored to the millisecond: NiFi's AvroTypeUtil.normalizeValue reads a
+    A timestamp is cut to the millisecond: NiFi's AvroTypeUtil.normalizeValue reads a
     ``timestamp-micros`` long as ``new Timestamp(MICROSECONDS.toMillis(value))``, so the
-    microseconds an Avro file holds do not reach NiFi's records (docs/records.md).
+    microseconds an Avro file holds do not reach NiFi's records (docs/records.md). ``toMillis``
+    divides toward zero: before 1970 the cut is upwards (-1500 us is -1 ms).
     """
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
@@ -137,8 +138,14 @@ def _plain(value: Any) -> Any:
     if isinstance(value, UUID):
         return str(value)
     if isinstance(value, dt.datetime) and value.microsecond % 1000:
-        return value.replace(microsecond=value.microsecond - value.microsecond % 1000)
+        cut = value.replace(microsecond=value.microsecond - value.microsecond % 1000)
+        utc = value if value.tzinfo is None else value.astimezone(dt.UTC).replace(tzinfo=None)
+        return cut + _MILLI if utc < _EPOCH else cut
     return value
+
+
+_EPOCH = dt.datetime(1970, 1, 1)
+_MILLI = dt.timedelta(milliseconds=1)
 
 
 def _datums(stream: IO[bytes], parsed: Any) -> Iterator[Any]:
