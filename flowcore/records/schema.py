@@ -343,7 +343,9 @@ def to_millis(column: Any) -> Any:
     if target == column.type:
         return column
     if pa.types.is_timestamp(column.type):
-        column = pc.floor_temporal(column, unit="millisecond")
+        earliest = pc.min(column).value  # none before 1970: the cast's truncation floors
+        if earliest is not None and earliest < 0:
+            column = pc.floor_temporal(column, unit="millisecond")
     return pc.cast(column, options=pc.CastOptions(target, allow_time_truncate=True))
 
 
