@@ -92,6 +92,9 @@ def write_listing(
         values = [row.get(field.name) for row in rows]
         if pa.types.is_map(field.type):
             values = [None if v is None else list(v.items()) for v in values]
+        if pa.types.is_timestamp(field.type):  # epoch millis into the record's microseconds
+            columns[field.name] = pa.array(values, pa.timestamp("ms")).cast(field.type)
+            continue
         columns[field.name] = pa.array(values, type=field.type)
     table = pa.Table.from_pydict(columns, schema=arrow)
     out = io.BytesIO()

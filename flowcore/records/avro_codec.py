@@ -13,6 +13,7 @@ attribute for ``full-schema-attribute``: the attributes returned carry it).
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Iterable, Iterator
 from decimal import Decimal
@@ -36,6 +37,8 @@ from flowcore.records.schema import (
     MapType,
     RecordSchema,
     RecordType,
+    millis_type,
+    to_millis,
 )
 from flowcore.records.values import TemporalFormats, batch_rows
 
@@ -121,14 +124,28 @@ def _numbered(records: Iterator[Any]) -> Iterator[Parsed]:
 
 
 def _plain(value: Any) -> Any:
-    """Fastavro's values as the readers' plain values (a UUID as its text, tz-aware as UTC)."""
+    """Fastavro's values as the readers' plain values (a UUID as its text, tz-aware as UTC).
+
+    A timestamp is cut to the millisecond: NiFi's AvroTypeUtil.normalizeValue reads a
+    ``timestamp-micros`` long as ``new Timestamp(MICROSECONDS.toMillis(value))``, so the
+    microseconds an Avro file holds do not reach NiFi's records (docs/records.md). ``toMillis``
+    divides toward zero: before 1970 the cut is upwards (-1500 us is -1 ms).
+    """
     if isinstance(value, dict):
         return {k: _plain(v) for k, v in value.items()}
     if isinstance(value, list):
         return [_plain(v) for v in value]
     if isinstance(value, UUID):
         return str(value)
+    if isinstance(value, dt.datetime) and value.microsecond % 1000:
+        cut = value.replace(microsecond=value.microsecond - value.microsecond % 1000)
+        utc = value if value.tzinfo is None else value.astimezone(dt.UTC).replace(tzinfo=None)
+        return cut + _MILLI if utc < _EPOCH else cut
     return value
+
+
+_EPOCH = dt.datetime(1970, 1, 1)
+_MILLI = dt.timedelta(milliseconds=1)
 
 
 def _datums(stream: IO[bytes], parsed: Any) -> Iterator[Any]:
@@ -240,6 +257,7 @@ class AvroRecordWriter:
         at a time, and its blocks compressed by fastavro's codec; the rest goes through
         fastavro record by record.
         """
+        batch = _millis_timestamps(batch)
         if not self._adapt and self._write_columns(batch):
             return
         self._flush_pending()  # the open block of column-encoded rows goes first
@@ -348,6 +366,20 @@ def write_avro(
     return write_all(
         batches, schema, lambda found: AvroRecordWriter(stream, found, options, avro_schema)
     )
+
+
+def _millis_timestamps(batch: pa.RecordBatch | pa.Table) -> pa.RecordBatch | pa.Table:
+    """*batch* with its timestamps floored to the millisecond, as NiFi writes them.
+
+    NiFi's AvroTypeUtil writes ``Timestamp.getTime()``: epoch millis for ``timestamp-millis``
+    and millis times 1000 for ``timestamp-micros``, so a record's microseconds are not written
+    by either (docs/records.md).
+    """
+    if not any(millis_type(t) != t for t in batch.schema.types):
+        return batch
+    columns = [to_millis(column) for column in batch.columns]
+    fields = [f.with_type(c.type) for f, c in zip(batch.schema, columns, strict=True)]
+    return type(batch).from_arrays(columns, schema=pa.schema(fields, batch.schema.metadata))
 
 
 def _long(value: int) -> bytes:

@@ -36,7 +36,7 @@ from flowcore.records.csv_format import (
     dialect_for,
 )
 from flowcore.records.options import nifi
-from flowcore.records.schema import DataType, RecordSchema, arrow_type
+from flowcore.records.schema import DataType, RecordSchema, arrow_type, to_millis
 from flowcore.records.values import decoder, to_text
 
 __all__ = ["CsvRecordWriter", "CsvWriterOptions", "write_csv"]
@@ -262,7 +262,7 @@ def _double_text(value: float) -> str:
 def _millis_text(array: pa.Array, kind: str) -> list[str | None]:
     """Epoch millis (millis of the day for a time) of a temporal column, by Arrow casts."""
     if kind == "timestamp":
-        return pc.cast(pc.cast(array, pa.int64()), pa.string()).to_pylist()
+        return pc.cast(pc.cast(to_millis(array), pa.int64()), pa.string()).to_pylist()
     if kind == "date":
         days = pc.cast(pc.cast(array, pa.int32()), pa.int64())
         return pc.cast(pc.multiply(days, 86_400_000), pa.string()).to_pylist()

@@ -189,7 +189,7 @@ class DateTimePattern:
     def parse_column(self, strings: pa.Array) -> pa.Array | None:
         """Every value of *strings* that parses exactly as :meth:`parse_datetime` would.
 
-        A ``timestamp[ms]`` array: null for null values and for the values left to
+        A ``timestamp[us]`` array: null for null values and for the values left to
         :meth:`parse_datetime` (other widths, surrounding spaces, invalid dates). None when
         this pattern has no vectorised form.
 
@@ -346,7 +346,7 @@ class _FixedWidth:
     span: np.ndarray
 
     def parse(self, strings: pa.Array) -> pa.Array:
-        """The ``timestamp[ms]`` of each value in this pattern with valid fields; else null."""
+        """The ``timestamp[us]`` of each value in this pattern with valid fields; else null."""
         count = len(strings)
         offset_type = np.int64 if pa.types.is_large_string(strings.type) else np.int32
         buffers = strings.buffers()
@@ -385,12 +385,12 @@ class _FixedWidth:
         month_days = _MONTH_DAYS[np.clip(month, 0, 12)] + ((month == 2) & leap)
         good &= (day >= 1) & (day <= month_days)
         days = _days_from_civil(year, month, day).astype(np.int64)
-        millis = (days * 86_400 + (hour * 3600 + minute * 60 + second)) * 1000
+        micros = (days * 86_400 + (hour * 3600 + minute * 60 + second)) * 1_000_000
         values = np.zeros(count, dtype=np.int64)
         valid = np.zeros(count, dtype=bool)
-        values[rows] = millis
+        values[rows] = micros
         valid[rows] = good
-        return pa.array(values, pa.timestamp("ms"), mask=~valid)
+        return pa.array(values, pa.timestamp("us"), mask=~valid)
 
 
 def _days_from_civil(year: np.ndarray, month: np.ndarray, day: np.ndarray) -> np.ndarray:

@@ -39,6 +39,7 @@ from flowcore.records.schema import (
     RecordSchema,
     RecordType,
     arrow_type,
+    to_millis,
 )
 from flowcore.records.values import choose_option, decoder
 
@@ -361,7 +362,7 @@ class _Printer:
             and self._stamp is None
             and self.o.timestamp_representation in ("AUTO", "EPOCH_MILLISECONDS")
         ):
-            return pc.cast(pc.cast(array, pa.int64()), pa.string())
+            return pc.cast(pc.cast(to_millis(array), pa.int64()), pa.string())
         if kind == "date" and self._date is None:
             days = pc.cast(pc.cast(array, pa.int32()), pa.int64())
             return pc.cast(pc.multiply(days, 86_400_000), pa.string())

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from flowcore.errors import ConfigurationError
 from flowcore.records._batches import record_error, write_all
 from flowcore.records.options import nifi
-from flowcore.records.schema import RecordSchema
+from flowcore.records.schema import RecordSchema, millis_type, to_millis
 
 __all__ = [
     "ParquetReaderOptions",
@@ -106,12 +106,16 @@ def _cast(batch: pa.RecordBatch, target: pa.Schema, before: int) -> pa.RecordBat
 def _conformed(batch: pa.RecordBatch | pa.Table, schema: pa.Schema) -> pa.RecordBatch | pa.Table:
     """*batch*'s columns cast to *schema*, finer times truncated.
 
-    NiFi writes a TIMESTAMP as Avro's timestamp-millis, so a PostgreSQL ``timestamp(6)`` loses
-    its microseconds there too; any other cast that would lose data still fails.
+    NiFi writes a TIMESTAMP through Avro's timestamp-millis (``Timestamp.getTime()``), so a
+    record's microseconds (a PostgreSQL ``timestamp(6)``, a ``SSSSSS`` Timestamp Format) are
+    floored to the millisecond there too; any other cast that would lose data still fails.
     """
     picked = batch.select(schema.names)
     columns = [
-        pc.cast(picked.column(index), options=pc.CastOptions(field.type, allow_time_truncate=True))
+        pc.cast(
+            to_millis(picked.column(index)),
+            options=pc.CastOptions(field.type, allow_time_truncate=True),
+        )
         for index, field in enumerate(schema)
     ]
     return type(picked).from_arrays(columns, schema=schema)
@@ -158,7 +162,11 @@ class ParquetRecordWriter:
         schema: RecordSchema,
         options: ParquetWriterOptions = ParquetWriterOptions(),
     ) -> None:
-        self._schema = schema.to_arrow()
+        # NiFi's writer goes through Avro's timestamp-millis: TIMESTAMP columns are millis
+        arrow = schema.to_arrow()
+        self._schema = pa.schema(
+            [f.with_type(millis_type(f.type)) for f in arrow], metadata=arrow.metadata
+        )
         self._options = options
         self._count = 0
         self._pending: list[pa.Table] = []

@@ -20,6 +20,7 @@ from typing import Any
 
 import attrs
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from flowcore.errors import ConfigurationError
 
@@ -271,7 +272,7 @@ _SIMPLE_ARROW: dict[str, pa.DataType] = {
     "bigint": pa.decimal128(38, 0),
     "float": pa.float32(),
     "double": pa.float64(),
-    "timestamp": pa.timestamp("ms"),
+    "timestamp": pa.timestamp("us"),
     "date": pa.date32(),
     "time": pa.time32("ms"),
     "uuid": pa.string(),
@@ -306,6 +307,46 @@ def arrow_type(dtype: DataType) -> pa.DataType:
         return pa.struct([_arrow_field(f.name, f.type, f.nullable) for f in dtype.schema.fields])
     msg = f"no Arrow type for the NiFi type {dtype!r}"
     raise ConfigurationError(msg)
+
+
+def millis_type(atype: pa.DataType) -> pa.DataType:
+    """*atype* with every timestamp in it (nested too) at millisecond precision.
+
+    NiFi's record TIMESTAMP is a ``java.sql.Timestamp`` and keeps microseconds, but its Avro
+    and Parquet writers write ``Timestamp.getTime()``: epoch millis (an inferred schema's
+    ``timestamp-millis``; ``timestamp-micros`` too is millis times 1000). Those writers write
+    this type.
+    """
+    t = pa.types
+    if t.is_timestamp(atype):
+        return pa.timestamp("ms", atype.tz) if atype.unit != "ms" else atype
+    if t.is_struct(atype):
+        return pa.struct([f.with_type(millis_type(f.type)) for f in atype])
+    if t.is_map(atype):
+        return pa.map_(atype.key_field, atype.item_field.with_type(millis_type(atype.item_type)))
+    if t.is_list(atype):
+        return pa.list_(atype.value_field.with_type(millis_type(atype.value_type)))
+    if t.is_large_list(atype):
+        return pa.large_list(atype.value_field.with_type(millis_type(atype.value_type)))
+    return atype
+
+
+def to_millis(column: Any) -> Any:
+    """*column* (an Arrow array or chunked array) with its timestamps cut to milliseconds.
+
+    A timestamp column is floored, as ``java.sql.Timestamp.getTime()`` floors (Arrow's cast
+    truncates toward zero, a millisecond off before 1970); timestamps nested in a struct,
+    list or map are cast (before 1970 a value with sub-millisecond digits there rounds toward
+    zero). Columns without timestamps come back as they are.
+    """
+    target = millis_type(column.type)
+    if target == column.type:
+        return column
+    if pa.types.is_timestamp(column.type):
+        earliest = pc.min(column).value  # none before 1970: the cast's truncation floors
+        if earliest is not None and earliest < 0:
+            column = pc.floor_temporal(column, unit="millisecond")
+    return pc.cast(column, options=pc.CastOptions(target, allow_time_truncate=True))
 
 
 def _arrow_field(name: str, dtype: DataType, nullable: bool) -> pa.Field:

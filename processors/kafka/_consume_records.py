@@ -88,7 +88,7 @@ _METADATA_TYPE = pa.struct(
         pa.field("topic", pa.string()),
         pa.field("partition", pa.int32()),
         pa.field("offset", pa.int64()),
-        pa.field("timestamp", pa.timestamp("ms")),
+        pa.field("timestamp", pa.timestamp("us")),  # the record TIMESTAMP (millis from Kafka)
     ]
 )
 _HEADERS_TYPE = pa.map_(pa.string(), pa.string())
@@ -241,7 +241,7 @@ def _wrapped(
                 "topic": message.topic(),
                 "partition": message.partition(),
                 "offset": message.offset(),
-                "timestamp": message.timestamp()[1],
+                "timestamp": message.timestamp()[1] * 1000,
             }
         ]
         * rows,

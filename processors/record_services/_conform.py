@@ -23,8 +23,8 @@ __all__ = ["conform"]
 def conform(batch: pa.RecordBatch | pa.Table, target: pa.Schema, *, first: int = 1) -> Any:
     """*batch* with *target*'s columns (missing ones null), cast to its types.
 
-    Finer times are truncated: NiFi's TIMESTAMP and TIME hold milliseconds, so a database's
-    microseconds (PostgreSQL's ``timestamp(6)``) are cut as NiFi's writers cut them; any other
+    A TIMESTAMP keeps microseconds (NiFi's is a ``java.sql.Timestamp``); a TIME holds
+    milliseconds (a ``java.sql.Time``), so finer times are cut as NiFi cuts them; any other
     cast that would lose data still fails. Text becomes a date, time or timestamp in NiFi's
     default formats (:func:`_temporal_from_text`); *first* is the number of the batch's first
     record, for the error naming a value that does not parse.
@@ -63,7 +63,7 @@ def _default_format(dtype: pa.DataType) -> str | None:
 
 
 def _temporal_from_text(column: Any, field: pa.Field, first: int) -> pa.Array:
-    """*column*'s text as a ``timestamp[ms]``, ``date32`` or ``time32[ms]`` for *field*.
+    """*column*'s text as a ``timestamp[us]``, ``date32`` or ``time32[ms]`` for *field*.
 
     NiFi's AvroTypeUtil.convertToAvroObject parses a STRING value for a date, time-millis or
     timestamp-millis field with RecordFieldType's default format (``yyyy-MM-dd``,
@@ -84,8 +84,8 @@ def _temporal_from_text(column: Any, field: pa.Field, first: int) -> pa.Array:
         return pc.cast(pc.floor_temporal(parsed, unit="day"), pa.date32())
     if pa.types.is_time(field.type):
         day = pc.floor_temporal(parsed, unit="day")
-        millis = pc.subtract(parsed.cast(pa.int64()), day.cast(pa.int64()))
-        return millis.cast(pa.int32()).cast(pa.time32("ms"))
+        micros = pc.subtract(parsed.cast(pa.int64()), day.cast(pa.int64()))
+        return pc.divide(micros, 1000).cast(pa.int32()).cast(pa.time32("ms"))
     return parsed
 
 
@@ -112,4 +112,4 @@ def _parse_each(
             )
             raise RecordError(msg, record=number, field=name)
         values.append(value)
-    return pa.array(values, pa.timestamp("ms"))
+    return pa.array(values, pa.timestamp("us"))

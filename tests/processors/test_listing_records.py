@@ -73,6 +73,7 @@ def test_rows_become_one_flowfile_with_the_writers_attributes() -> None:
     assert first["tags"] == {"t": "v"}
     assert second["tags"] is None
     assert first["size"] == 3
+    assert first["lastModified"] == 1_700_000_000_000  # epoch millis in, epoch millis out
 
 
 def test_no_rows_no_flowfile() -> None:

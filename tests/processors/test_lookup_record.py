@@ -698,3 +698,20 @@ def test_matched_and_unmatched_come_from_one_parse(monkeypatch: pytest.MonkeyPat
     runner.flowfiles_for("matched")[0].assert_content_equals("JD,48,\n")
     runner.flowfiles_for("unmatched")[0].assert_attribute_equals("record.count", "2")
     assert len(parses) == 1
+
+
+def test_microseconds_survive_the_lookup() -> None:
+    """A TIMESTAMP field read with a SSSSSS format keeps its microseconds in the matched
+    records LookupRecord rewrites."""
+    micros = "yyyy-MM-dd HH:mm:ss.SSSSSS"
+    runner = people_runner(
+        service=SimpleKeyValueLookupService("lookup", **SPORTS), lookup=None, key="/name"
+    )
+    runner.add_service(JsonTreeReader("reader", timestamp_format=micros))
+    runner.add_service(
+        CSVRecordSetWriter("writer", include_header_line="false", timestamp_format=micros)
+    )
+    run_once(runner, b'[{"name": "John Doe", "at": "2024-02-06 11:51:28.351567"}]')
+    runner.flowfiles_for("matched")[0].assert_content_equals(
+        "John Doe,2024-02-06 11:51:28.351567,Soccer\n"
+    )

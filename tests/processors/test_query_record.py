@@ -468,3 +468,19 @@ def test_migrate_properties() -> None:
     assert values == ["r", "w", "false", "12", "3"]
     assert dict(processor.dynamic_properties) == {"q": QUERY_ALL}
     assert [r.name for r in processor.get_relationships()] == ["original", "failure", "q"]
+
+
+def test_microseconds_pass_through_duckdb() -> None:
+    """A TIMESTAMP read with a SSSSSS format keeps its microseconds through DuckDB's SQL
+    (comparisons and ordering see them) to a writer of the same format."""
+    micros = "yyyy-MM-dd HH:mm:ss.SSSSSS"
+    runner = query(
+        b"id,stamp\n1,2024-02-06 11:51:28.351567\n2,2024-02-06 11:51:28.351000\n",
+        reader=CSVReader("reader", treat_first_line_as_header="true", timestamp_format=micros),
+        writer=CSVRecordSetWriter("writer", timestamp_format=micros),
+        success="select id, stamp from FLOWFILE "
+        "where stamp > timestamp '2024-02-06 11:51:28.351' order by stamp desc",
+    )
+    runner.flowfiles_for("success")[0].assert_content_equals(
+        "id,stamp\n1,2024-02-06 11:51:28.351567\n"
+    )

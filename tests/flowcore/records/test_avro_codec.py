@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import io
 import json
 
@@ -133,3 +134,53 @@ def test_a_cut_or_overlong_avro_content_says_so_naming_the_record() -> None:
     for content, reader_schema in ((data.getvalue() + b"\x02", None), (b"\x02\x80", avro)):
         with pytest.raises(RecordError, match=r"^record 2: not valid Avro: the content ends"):
             list(read_avro(io.BytesIO(content), AvroReaderOptions(), None, reader_schema))
+
+
+def _micros_schema() -> dict:
+    return {
+        "type": "record",
+        "name": "r",
+        "fields": [{"name": "t", "type": {"type": "long", "logicalType": "timestamp-micros"}}],
+    }
+
+
+@pytest.mark.parametrize("given", [False, True], ids=["inferred-millis", "given-micros"])
+def test_the_writer_floors_microseconds_as_nifi_does(given: bool) -> None:
+    """NiFi's AvroTypeUtil writes Timestamp.getTime(): an inferred schema's timestamp-millis
+    gets epoch millis, a given timestamp-micros gets millis times 1000 (floored before 1970)."""
+    schema = s.RecordSchema.of({"t": s.TIMESTAMP})
+    rows = [
+        {"t": dt.datetime(2024, 2, 6, 16, 51, 28, 351567)},
+        {"t": dt.datetime(1969, 12, 31, 23, 59, 59, 998500)},
+    ]
+    out = io.BytesIO()
+    write_avro(
+        [_batch(schema, rows)], out, schema=schema, avro_schema=_micros_schema() if given else None
+    )
+    out.seek(0)
+    raw = [r["t"] for r in fastavro.reader(out, return_named_type=False)]
+    whole = [
+        dt.datetime(2024, 2, 6, 16, 51, 28, 351000, dt.UTC),
+        dt.datetime(1969, 12, 31, 23, 59, 59, 998000, dt.UTC),
+    ]
+    assert raw == whole
+    written = json.loads(fastavro.reader(io.BytesIO(out.getvalue())).metadata["avro.schema"])
+    logical = written["fields"][0]["type"]
+    logical = logical if isinstance(logical, dict) else next(b for b in logical if b != "null")
+    assert logical["logicalType"] == ("timestamp-micros" if given else "timestamp-millis")
+
+
+def test_the_reader_cuts_timestamp_micros_as_nifi_does() -> None:
+    """NiFi's AvroTypeUtil.normalizeValue reads a timestamp-micros long as MICROSECONDS.toMillis
+    (toward zero): an Avro file's microseconds do not reach the record (a SSSSSS writer would
+    print .351000)."""
+    out = io.BytesIO()
+    fastavro.writer(
+        out, fastavro.parse_schema(_micros_schema()), [{"t": 1707238288351567}, {"t": -1500}]
+    )
+    batches = list(read_avro(io.BytesIO(out.getvalue())))
+    assert batches[0].schema.field("t").type == pa.timestamp("us")
+    assert [r["t"] for b in batches for r in b.to_pylist()] == [
+        dt.datetime(2024, 2, 6, 16, 51, 28, 351000),
+        dt.datetime(1969, 12, 31, 23, 59, 59, 999000),
+    ]

@@ -176,7 +176,7 @@ def test_an_inferred_timestamp_column_reads_as_with_its_schema_given(stamps: lis
     given = list(read_csv(io.BytesIO(data), options, schema))
     assert [b.to_pylist() for b in inferred] == [b.to_pylist() for b in given]
     if all(v[:1].isdigit() and len(v) == 19 and v[5:7] != "02" for v in stamps):
-        assert inferred[0].schema.field("stamp").type == pa.timestamp("ms")
+        assert inferred[0].schema.field("stamp").type == pa.timestamp("us")
 
 
 _PATTERNS = [

@@ -454,3 +454,20 @@ def test_a_character_after_a_closing_quote_is_refused_as_commons_csv_does() -> N
     token and delimiter"."""
     with pytest.raises(RecordError, match="between encapsulated token and delimiter"):
         _rows(b'id,name\n1,"a"x\n', HEADER, None)
+
+
+def test_a_timestamp_format_with_micros_keeps_them() -> None:
+    """A Timestamp Format of SSSSSS reads microseconds into the record (inferred and given
+    schema); the default format parses by column into the same microsecond type."""
+    data = b"t\n2024-02-06 11:51:28.351567\n1969-12-31 23:59:59.000001\n"
+    options = attrs.evolve(HEADER, timestamp_format="yyyy-MM-dd HH:mm:ss.SSSSSS")
+    expected = [
+        dt.datetime(2024, 2, 6, 11, 51, 28, 351567),
+        dt.datetime(1969, 12, 31, 23, 59, 59, 1),
+    ]
+    for schema in (None, s.RecordSchema.of({"t": s.TIMESTAMP})):
+        assert [r["t"] for r in _rows(data, options, schema)] == expected
+    plain = b"t\n2024-02-06 11:51:28\n"
+    (batch,) = read_csv(io.BytesIO(plain), HEADER, s.RecordSchema.of({"t": s.TIMESTAMP}))
+    assert batch.schema.field("t").type == pa.timestamp("us")
+    assert batch.to_pylist() == [{"t": dt.datetime(2024, 2, 6, 11, 51, 28)}]

@@ -168,3 +168,25 @@ def test_bytes_are_written_as_javas_arrays_to_string() -> None:
     WriteCSVResult's getAsString prints with Arrays.toString: signed bytes, not lossy UTF-8."""
     schema = s.RecordSchema.of({"b": s.ArrayType(s.BYTE)})
     assert _write(schema, [{"b": b"\x00\xffA"}, {"b": b""}]) == b'b\n"[0, -1, 65]"\n[]\n'
+
+
+@pytest.mark.parametrize(
+    ("fmt", "expected"),
+    [
+        (None, b"t\n1707238288351\n-2\n"),
+        ("yyyy-MM-dd HH:mm:ss", b"t\n2024-02-06 16:51:28\n1969-12-31 23:59:59\n"),
+        (
+            "yyyy-MM-dd HH:mm:ss.SSSSSS",
+            b"t\n2024-02-06 16:51:28.351567\n1969-12-31 23:59:59.998500\n",
+        ),
+    ],
+    ids=["epoch-millis", "seconds", "SSSSSS"],
+)
+def test_microseconds_are_written_only_by_a_format_that_shows_them(fmt, expected) -> None:
+    """A TIMESTAMP keeps microseconds: a SSSSSS Timestamp Format prints them, epoch millis floor
+    them as NiFi's Timestamp.getTime() does."""
+    rows = [
+        {"t": dt.datetime(2024, 2, 6, 16, 51, 28, 351567)},
+        {"t": dt.datetime(1969, 12, 31, 23, 59, 59, 998500)},
+    ]
+    assert _write(s.RecordSchema.of({"t": s.TIMESTAMP}), rows, timestamp_format=fmt) == expected

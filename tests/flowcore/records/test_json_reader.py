@@ -552,3 +552,17 @@ def test_the_long_number_check_finds_nineteen_ascii_digits_in_short_and_long_tex
     for checked in (text, long):
         expected = re.search(r"[0-9]{19}", checked) is not None
         assert json_reader._long_number(checked) == expected
+
+
+def test_a_timestamp_format_with_micros_keeps_them() -> None:
+    """A Timestamp Format of SSSSSS reads microseconds into the record, inferred or given."""
+    content = b'{"t":"2024-02-06 11:51:28.351567"}\n{"t":"1969-12-31 23:59:59.000001"}'
+    options = JsonReaderOptions(timestamp_format="yyyy-MM-dd HH:mm:ss.SSSSSS")
+    expected = [
+        dt.datetime(2024, 2, 6, 11, 51, 28, 351567),
+        dt.datetime(1969, 12, 31, 23, 59, 59, 1),
+    ]
+    for schema in (None, s.RecordSchema.of({"t": s.TIMESTAMP})):
+        batches = list(read_json(io.BytesIO(content), options, schema))
+        assert batches[0].schema.field("t").type == pa.timestamp("us")
+        assert [r["t"] for b in batches for r in b.to_pylist()] == expected

@@ -454,3 +454,29 @@ def test_the_viewers_option_quotes_them_without_scientific_notation() -> None:
     out = io.BytesIO()
     write_json([batch], out, JsonWriterOptions(quote_non_finite=True), schema)
     assert out.getvalue() == (b'[{"d":10000000000,"l":["NaN"]},{"d":"-Infinity","l":[0.000010]}]')
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        ({}, '[{"t":1707238288351},{"t":-2}]'),
+        ({"timestamp_representation": "EPOCH_SECONDS"}, '[{"t":1707238288.351},{"t":-0.002}]'),
+        (
+            {"timestamp_format": "yyyy-MM-dd HH:mm:ss.SSS"},
+            '[{"t":"2024-02-06 16:51:28.351"},{"t":"1969-12-31 23:59:59.998"}]',
+        ),
+        (
+            {"timestamp_format": "yyyy-MM-dd HH:mm:ss.SSSSSS"},
+            '[{"t":"2024-02-06 16:51:28.351567"},{"t":"1969-12-31 23:59:59.998500"}]',
+        ),
+    ],
+    ids=["epoch-millis", "epoch-seconds", "SSS", "SSSSSS"],
+)
+def test_microseconds_are_written_only_by_a_format_that_shows_them(options, expected) -> None:
+    """A TIMESTAMP keeps microseconds: NiFi's writer prints them with a SSSSSS format and
+    floors them away elsewhere (Timestamp.getTime(): 1.5 ms before 1970 is -2)."""
+    rows = [
+        {"t": dt.datetime(2024, 2, 6, 16, 51, 28, 351567)},
+        {"t": dt.datetime(1969, 12, 31, 23, 59, 59, 998500)},
+    ]
+    assert _write(s.RecordSchema.of({"t": s.TIMESTAMP}), rows, **options) == expected

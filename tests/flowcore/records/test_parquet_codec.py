@@ -181,3 +181,22 @@ def test_a_list_column_reads_as_an_array_of_its_elements() -> None:
         "favorite_number": 1,
         "favorite_colors": ["blue", "red", "yellow"],
     }
+
+
+def test_a_timestamp_field_is_a_millisecond_column_floored_as_nifi_writes_it() -> None:
+    """NiFi's Parquet writer goes through Avro's timestamp-millis: the record's microseconds
+    (timestamp[us]) become a millisecond column, floored (1.5 ms before 1970 is -2 ms)."""
+    import datetime as dt
+
+    schema = s.RecordSchema.of({"t": s.TIMESTAMP})
+    rows = [
+        {"t": dt.datetime(2024, 2, 6, 16, 51, 28, 351567)},
+        {"t": dt.datetime(1969, 12, 31, 23, 59, 59, 998500)},
+    ]
+    out = io.BytesIO()
+    writer = ParquetRecordWriter(out, schema)
+    writer.write(pa.RecordBatch.from_pylist(rows, schema.to_arrow()))
+    writer.finish()
+    table = pq.read_table(io.BytesIO(out.getvalue()))
+    assert table.schema.field("t").type == pa.timestamp("ms")
+    assert table.column("t").cast(pa.int64()).to_pylist() == [1707238288351, -2]

@@ -43,7 +43,7 @@ def test_every_nifi_type_has_an_arrow_type_and_comes_back() -> None:
     arrow = every.to_arrow()
     assert arrow.field("int").type == pa.int32()
     assert not arrow.field("int").nullable
-    assert arrow.field("timestamp").type == pa.timestamp("ms")
+    assert arrow.field("timestamp").type == pa.timestamp("us")
     assert arrow.field("time").type == pa.time32("ms")
     assert arrow.field("bytes").type == pa.binary()
     assert arrow.field("decimal").type == pa.decimal128(12, 3)

@@ -49,3 +49,14 @@ def test_bytes_are_javas_arrays_to_string() -> None:
     write_text([batch], out, lambda v: f"b={v['b']}")
     assert out.getvalue() == b"b=[0, -1, 65]\n"
     assert field_text(b"\xc3\xa9", "array") == "[-61, -87]"
+
+
+def test_a_timestamp_with_microseconds_is_its_default_format_text() -> None:
+    """Record.getAsString formats a TIMESTAMP in its type's default format: no fraction."""
+    schema = s.RecordSchema.of({"at": s.TIMESTAMP})
+    batch = pa.RecordBatch.from_pylist(
+        [{"at": dt.datetime(2024, 2, 6, 16, 51, 28, 351567)}], schema.to_arrow()
+    )
+    out = io.BytesIO()
+    write_text([batch], out, lambda values: values["at"])
+    assert out.getvalue() == b"2024-02-06 16:51:28\n"

@@ -224,3 +224,20 @@ def test_bytes_are_one_element_per_signed_byte() -> None:
     assert _xml([{"B": b"\x00\xffA"}], schema) == (
         DECLARATION + "<ROOT><PERSON><B>0</B><B>-1</B><B>65</B></PERSON></ROOT>"
     )
+
+
+def test_microseconds_are_written_only_by_a_format_that_shows_them() -> None:
+    """A TIMESTAMP's microseconds: NiFi's default format has no fraction, SSSSSS prints them."""
+    schema = s.RecordSchema.of({"T": s.TIMESTAMP})
+    rows = [{"T": dt.datetime(2024, 2, 6, 16, 51, 28, 351567)}]
+    assert _xml(rows, schema, omit_declaration=True, record_tag="R") == (
+        "<ROOT><R><T>2024-02-06 16:51:28</T></R></ROOT>"
+    )
+    micros = _xml(
+        rows,
+        schema,
+        omit_declaration=True,
+        record_tag="R",
+        timestamp_format="yyyy-MM-dd HH:mm:ss.SSSSSS",
+    )
+    assert micros == "<ROOT><R><T>2024-02-06 16:51:28.351567</T></R></ROOT>"

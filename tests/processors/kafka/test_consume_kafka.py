@@ -260,6 +260,7 @@ def test_wrapper_output_per_key_format(kafka_cluster, topic, key_format, expecte
         metadata = wrapper["metadata"]
         assert (metadata["topic"], metadata["partition"], metadata["offset"]) == (topic, 0, 0)
         assert isinstance(metadata["timestamp"], int)
+        assert 1.5e12 < metadata["timestamp"] < 1e13  # epoch millis (the record keeps micros)
     assert [e.event_type.name for e in runner.provenance_events] == ["RECEIVE"]
 
 

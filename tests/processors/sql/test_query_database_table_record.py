@@ -13,9 +13,10 @@ from flowcore.driver.controller import run_flow
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors import PutFile
-from processors.record_services import JsonRecordSetWriter
+from processors.record_services import JsonRecordSetWriter, JsonTreeReader
 from processors.sql.dbcp import DBCPConnectionPool
 from processors.sql.query_database_table_record import QueryDatabaseTableRecord
+from tests.processors.sql.put_runners import put_runner
 
 
 def _db(path: Path, ids: range) -> None:
@@ -89,9 +90,9 @@ def test_in_a_flow_reads_each_row_once(tmp_path: Path) -> None:
     assert ids == list(range(8))
 
 
-def test_postgres_microseconds_are_cut_to_nifi_milliseconds(postgres) -> None:
-    """A timestamp(6)/time(6) column reads with its microseconds cut, as NiFi's TIMESTAMP and TIME
-    hold milliseconds (the JSON writer's cast refused the read before)."""
+def test_postgres_microseconds_print_in_a_millisecond_format(postgres) -> None:
+    """A timestamp(6)/time(6) column written with SSS formats prints milliseconds (the
+    record's TIMESTAMP keeps the microseconds, its TIME holds milliseconds as NiFi's)."""
     postgres.execute("drop table if exists t_micro")
     postgres.execute("create table t_micro (id int, ts timestamp, tt time)")
     postgres.execute(
@@ -128,6 +129,41 @@ def test_postgres_microseconds_are_cut_to_nifi_milliseconds(postgres) -> None:
         "ts": "2024-01-02 03:04:05.123",
         "tt": "01:02:03.654",
     }
+
+
+def test_postgres_microseconds_reach_put_database_record(postgres) -> None:
+    """A timestamp(6) read with a SSSSSS Timestamp Format keeps its microseconds through the
+    record (NiFi's java.sql.Timestamp), and PutDatabaseRecord writes them back; a time(6) is a
+    java.sql.Time in NiFi: milliseconds."""
+    postgres.execute("drop table if exists t_micro_in")
+    postgres.execute("drop table if exists t_micro_out")
+    postgres.execute("create table t_micro_in (id int, ts timestamp, tt time)")
+    postgres.execute("create table t_micro_out (id int, ts timestamp, tt time)")
+    postgres.execute(
+        "insert into t_micro_in values (1, '2024-01-02 03:04:05.123456', '01:02:03.654321'),"
+        " (2, '1969-12-31 23:59:59.999999', null)"
+    )
+    formats = {
+        "Timestamp Format": "yyyy-MM-dd HH:mm:ss.SSSSSS",
+        "Time Format": "HH:mm:ss.SSSSSS",
+    }
+    read = _pg_record_runner(postgres, "t_micro_in", **{"Maximum-value Columns": "id"})
+    read.add_service(JsonRecordSetWriter("json", **formats))
+    read.run()
+    (out,) = read.flowfiles_for("success")
+    assert json.loads(out.content) == [
+        {"id": 1, "ts": "2024-01-02 03:04:05.123456", "tt": "01:02:03.654000"},
+        {"id": 2, "ts": "1969-12-31 23:59:59.999999", "tt": None},
+    ]
+    put = put_runner(postgres.jdbc_url, user=postgres.user, **{"Table Name": "t_micro_out"})
+    put.add_service(JsonTreeReader("reader", **formats))
+    put.enqueue(out.content)
+    put.run()
+    put.assert_all_flowfiles_transferred("success", 1)
+    assert postgres.execute("select id, ts::text, tt::text from t_micro_out order by id") == [
+        (1, "2024-01-02 03:04:05.123456", "01:02:03.654"),
+        (2, "1969-12-31 23:59:59.999999", None),
+    ]
 
 
 def _pg_record_runner(postgres, table: str, **props: str) -> TestRunner:

@@ -266,15 +266,7 @@ def test_insert_mismatched_not_compatible_data_types(postgres) -> None:
     ("value", "expected"),
     [
         ("1707238288351", "2024-02-06 16:51:28.351+00"),
-        pytest.param(
-            "2024-02-06 11:51:28.351567",
-            None,
-            marks=pytest.mark.xfail(
-                strict=True,
-                reason="flowcore's record TIMESTAMP is timestamp[ms] (flowcore/records/schema.py):"
-                " a reader's Timestamp Format value keeps milliseconds, NiFi's keeps micros",
-            ),
-        ),
+        ("2024-02-06 11:51:28.351567", None),
         ("1707238288351567", "2024-02-06 16:51:28.351567+00"),
         ("1707238288.351567", "2024-02-06 16:51:28.351567+00"),
     ],
