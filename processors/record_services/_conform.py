@@ -159,7 +159,7 @@ def _agrees(source: pa.DataType, target: pa.DataType) -> bool:
 
     Integers to a wider or narrower integer (both refuse what overflows), integers or floats
     to a wider float, and integers or booleans to text (Arrow prints them as Java does).
-    Temporal, decimal and nested targets keep Arrow's cast as before.
+    Temporal, decimal and nested targets, and dates or decimals to text, keep Arrow's cast.
     """
     t = pa.types
     if t.is_null(source):
@@ -168,8 +168,8 @@ def _agrees(source: pa.DataType, target: pa.DataType) -> bool:
         return t.is_integer(source) and t.is_integer(target)
     if t.is_floating(target):
         return t.is_integer(source) or (t.is_float32(source) and t.is_float64(target))
-    if _is_text(target):
-        return _is_text(source) or t.is_integer(source) or t.is_boolean(source)
+    if _is_text(target):  # a double or an array as text: Java's forms, not Arrow's
+        return not (t.is_floating(source) or t.is_nested(source))
     return True
 
 
