@@ -103,7 +103,8 @@ def convert_text(
             bad = incompatible(column, STRING, want)
             if bad.any():
                 column = pc.if_else(pa.array(bad), pa.scalar(None, column.type), column)
-            column = _compatible_text(column, want, field.name)
+            column, failed = _compatible_text(column, want, field.name)
+            bad |= failed
         if bad.any():
             unconverted[field.name] = bad
         columns[index] = column
@@ -140,20 +141,32 @@ def decoded_choices(batch: pa.RecordBatch, schema: RecordSchema) -> pa.RecordBat
     return pa.RecordBatch.from_arrays(columns, schema=fields)
 
 
-def _compatible_text(column: pa.Array, want: DataType, name: str) -> pa.Array:
-    """Text NiFi calls compatible with simple type *want*, converted to it."""
+def _compatible_text(column: pa.Array, want: DataType, name: str) -> tuple[pa.Array, np.ndarray]:
+    """Text NiFi calls compatible with simple type *want*, converted to it.
+
+    Also which values failed to convert all the same (a decimal past its precision): they
+    are null and flagged, as type mismatches.
+    """
     target = arrow_type(want)
+    unflagged = np.zeros(len(column), dtype=bool)
     if want.name == "boolean":
-        return pc.equal(pc.utf8_lower(column), "true")
+        return pc.equal(pc.utf8_lower(column), "true"), unflagged
     if want.name == "char":
-        return pc.utf8_slice_codeunits(column, 0, 1)
+        return pc.utf8_slice_codeunits(column, 0, 1), unflagged
     if pa.types.is_integer(target):
         column = pc.replace_substring_regex(column, r"^\+", "")  # parseInt's sign; Arrow's not
     try:
-        return column.cast(target, safe=True)
+        return column.cast(target, safe=True), unflagged
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
-        values = [coerce(text, want, TemporalFormats(), name) for text in column.to_pylist()]
-        return pa.array(values, target)
+        pass
+    values = []
+    for index, text in enumerate(column.to_pylist()):
+        try:
+            values.append(coerce(text, want, TemporalFormats(), name))
+        except FieldError:
+            values.append(None)
+            unflagged[index] = True
+    return pa.array(values, target), unflagged
 
 
 def _parsed(
