@@ -20,6 +20,7 @@ naming its record, field and value: the FlowFile goes to failure, as in NiFi.
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from decimal import Decimal
@@ -30,7 +31,8 @@ import pyarrow.compute as pc
 
 from flowcore.errors import RecordError
 from flowcore.records import formats
-from flowcore.records.values import to_text
+from flowcore.records.schema import ChoiceType, RecordSchema, nifi_type_of_arrow
+from flowcore.records.values import FieldError, TemporalFormats, coerce, decoder, to_text
 
 __all__ = ["conform"]
 
@@ -51,6 +53,10 @@ def conform(batch: pa.RecordBatch | pa.Table, target: pa.Schema, *, first: int =
             arrays.append(pa.nulls(batch.num_rows, field.type))
             continue
         column = batch.column(index)
+        if _is_choice(batch.schema.field(index)) != _is_choice(field):
+            converter = _to_choice if _is_choice(field) else _from_choice
+            arrays.append(converter(column, field, first, batch.schema.field(index)))
+            continue
         if column.type == field.type:
             arrays.append(column)
             continue
@@ -173,6 +179,47 @@ def _agrees(source: pa.DataType, target: pa.DataType) -> bool:
     return True
 
 
+def _is_choice(field: pa.Field) -> bool:
+    """Whether *field* is a NiFi CHOICE (its values JSON text, one a value)."""
+    return isinstance(RecordSchema.from_arrow(pa.schema([field])).fields[0].type, ChoiceType)
+
+
+def _to_choice(column: Any, field: pa.Field, first: int, source: pa.Field) -> pa.Array:
+    """A column's values as a CHOICE's JSON text, each as the option NiFi would pick.
+
+    Raises:
+        RecordError: a value fits none of the options, naming its record and field.
+    """
+    choice = RecordSchema.from_arrow(pa.schema([field])).fields[0].type
+    decode = decoder(RecordSchema.from_arrow(pa.schema([source])).fields[0].type)
+    texts = []
+    for number, value in enumerate(column.to_pylist(), first):
+        try:
+            texts.append(coerce(decode(value), choice, TemporalFormats(), field.name))
+        except FieldError as exc:
+            msg = f"record {number}, field {field.name!r}: {exc}"
+            raise RecordError(msg, record=number, field=field.name) from None
+    return pa.array(texts, pa.string())
+
+
+def _from_choice(column: Any, field: pa.Field, first: int, source: pa.Field) -> pa.Array:
+    """A CHOICE column's values (JSON text) decoded, then converted by NiFi's rules.
+
+    A reader that inferred a CHOICE holds each value as its JSON text; the writer's field
+    takes the value itself (``"1"`` is the text 1, not the quoted text).
+    """
+    del source  # a CHOICE's values are JSON text whatever its options
+    values = [None if text is None else json.loads(text) for text in column.to_pylist()]
+    target = field.type
+    if _nifi_rules(target) or _is_text(target):
+        values = [
+            _nifi_value(value, target, field.name, number)
+            for number, value in enumerate(values, first)
+        ]
+        return pa.array(values, target)
+    return pa.array(values).cast(target)
+
+
 def _nifi_rules(target: pa.DataType) -> bool:
     """Whether :func:`_nifi_value` knows NiFi's conversion to *target*."""
     t = pa.types
@@ -240,7 +287,7 @@ def _nifi_value(value: Any, target: pa.DataType, name: str, number: int) -> Any:
     else:  # a temporal, decimal or nested target from one of the types NiFi and Arrow agree on
         return pa.array([value]).cast(target)[0].as_py()
     if converted is _REFUSED:
-        type_name = str(target).upper()
+        type_name = nifi_type_of_arrow(target).name.upper()
         msg = (
             f"record {number}, field {name!r}: NiFi does not convert {value!r} to the "
             f"writer's type {type_name} (DataTypeUtils.convertType): correct the value or "

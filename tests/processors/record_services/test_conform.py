@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 from flowcore.errors import RecordError
+from flowcore.records import schema as s
 from processors.record_services._conform import conform
 
 
@@ -115,3 +116,20 @@ def test_conform_refuses_what_nifi_refuses(
     with pytest.raises(RecordError, match=r"record 6, field 'a': NiFi does not convert") as caught:
         conform(batch, pa.schema([("a", target)]), first=5)
     assert (caught.value.record, caught.value.field) == (6, "a")
+
+
+def test_conform_decodes_a_choice_before_converting_it() -> None:
+    """A CHOICE column holds JSON text a value: the writer's field takes the value itself
+    (text "7" is 7 for an INT, "abc" has no quotes as a STRING), and NiFi's rules refuse
+    text "1" for a BOOLEAN, naming the value without its JSON quotes."""
+    choice = s.RecordSchema((s.RecordField("a", s.ChoiceType((s.INT, s.STRING))),)).to_arrow()
+    batch = pa.RecordBatch.from_arrays([pa.array(["5", '"7"', '"abc"', None])], schema=choice)
+    as_text = conform(batch, pa.schema([("a", pa.string())]))
+    assert as_text.column("a").to_pylist() == ["5", "7", "abc", None]
+    as_int = conform(batch.slice(0, 2), pa.schema([("a", pa.int32())]))
+    assert as_int.column("a").to_pylist() == [5, 7]
+    with pytest.raises(RecordError, match="record 2, field 'a': NiFi does not convert '1' to"):
+        conform(
+            pa.RecordBatch.from_arrays([pa.array(["true", '"1"'])], schema=choice),
+            pa.schema([("a", pa.bool_())]),
+        )
