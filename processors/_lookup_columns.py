@@ -12,14 +12,25 @@ per-record path of :mod:`processors._lookup_records`; both give the same records
 
 from __future__ import annotations
 
+import attrs
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from flowcore.errors import RecordPathEvaluationError
 from flowcore.record_path._columns import child_chain, evaluate_column
-from flowcore.records.schema import ChoiceType, DecimalType, EnumType, RecordSchema, SimpleType
-from processors._lookup_records import Lookups, RecordLookup
+from flowcore.records.schema import (
+    STRING,
+    ChoiceType,
+    DataType,
+    DecimalType,
+    EnumType,
+    RecordSchema,
+    SimpleType,
+    arrow_type,
+)
+from flowcore.records.values import TemporalFormats, coerce, decoder
+from processors._lookup_records import Lookups, RecordLookup, with_text
 
 __all__ = ["columnar_lookup", "conform"]
 
@@ -133,10 +144,30 @@ def _written(
             [*batch.columns, answers], schema=batch.schema.append(field)
         )
     field = batch.schema.field(position)
-    column = pc.if_else(matched, answers.cast(field.type), batch.column(position))
+    have = RecordSchema.from_arrow(pa.schema([field])).fields[0]
+    wider = with_text(have.type)
+    if wider != have.type:  # NiFi's merged type: STRING, or a CHOICE with STRING
+        field = RecordSchema((attrs.evolve(have, type=wider),)).to_arrow().field(0)
+        existing = _converted(batch.column(position), have.type, wider)
+        answers = _converted(answers, STRING, wider)
+        column = pc.if_else(matched, answers, existing)
+    else:
+        column = pc.if_else(matched, answers.cast(field.type), batch.column(position))
     columns = list(batch.columns)
     columns[position] = column
-    return pa.RecordBatch.from_arrays(columns, schema=batch.schema)
+    return pa.RecordBatch.from_arrays(columns, schema=batch.schema.set(position, field))
+
+
+def _converted(column: pa.Array, have: DataType, want: DataType) -> pa.Array:
+    """*column* (of NiFi type *have*) as *want*: a CHOICE's JSON text a value, else a cast."""
+    if have == want or not isinstance(want, ChoiceType):
+        return column.cast(arrow_type(want))
+    formats = TemporalFormats()
+    decode = decoder(have)
+    texts = [
+        None if v is None else coerce(decode(v), want, formats, "") for v in column.to_pylist()
+    ]
+    return pa.array(texts, pa.string())
 
 
 def conform(batch: pa.RecordBatch, schema: RecordSchema) -> pa.RecordBatch:
@@ -147,6 +178,8 @@ def conform(batch: pa.RecordBatch, schema: RecordSchema) -> pa.RecordBatch:
         position = batch.schema.get_field_index(field.name)
         if position < 0:
             columns.append(pa.nulls(batch.num_rows, field.type))
-        else:
-            columns.append(batch.column(position).cast(field.type))
+            continue
+        have = RecordSchema.from_arrow(pa.schema([batch.schema.field(position)])).fields[0].type
+        want = schema.fields[len(columns)].type
+        columns.append(_converted(batch.column(position), have, want).cast(field.type))
     return pa.RecordBatch.from_arrays(columns, schema=target)

@@ -25,11 +25,14 @@ from flowcore.records.inference import infer_value_type
 from flowcore.records.schema import (
     STRING,
     ArrayType,
+    ChoiceType,
     DataType,
+    DecimalType,
     MapType,
     RecordField,
     RecordSchema,
     RecordType,
+    SimpleType,
 )
 from flowcore.records.values import TemporalFormats
 from processors.lookup_services.base import LookupFailureError, LookupService
@@ -41,6 +44,7 @@ __all__ = [
     "RecordLookup",
     "enriched_schema",
     "rows_to_batch",
+    "with_text",
 ]
 
 
@@ -264,7 +268,44 @@ def _widened(dtype: DataType, value: Any, hints: RecordSchema | None) -> DataTyp
         return attrs.evolve(dtype, element=RecordType(element))
     if isinstance(value, Mapping) and not isinstance(dtype, RecordType | MapType):
         return _typed(value)
+    if isinstance(value, str):
+        return with_text(dtype)
     return dtype
+
+
+#: NiFi's RecordFieldType order, which sorts a CHOICE's options (DataTypeUtils.mergeDataTypes).
+_FIELD_TYPE_ORDER = (
+    *("boolean", "byte", "short", "int", "long", "bigint", "float", "double", "decimal"),
+    *("timestamp", "date", "time", "uuid", "char", "enum", "string", "record", "choice"),
+    *("array", "map"),
+)
+#: Types whose values are text in a record: a text value in them is no lookup answer's mark.
+_TEXT_VALUED = frozenset({"string", "char", "uuid", "enum", "date", "time", "timestamp"})
+
+
+def with_text(dtype: DataType) -> DataType:
+    """*dtype* once a lookup wrote a text answer into its field (NiFi's ``mergeDataTypes``).
+
+    LookupRecord sets the answer with the type ``inferDataType`` gives text, STRING; the
+    field's type merges with it: a STRING stays, a CHAR or UUID widens to STRING, any other
+    type becomes a CHOICE of it and STRING (a BOOLEAN field holding "yes" is
+    CHOICE[BOOLEAN, STRING]; NiFi writes "1" there as the text it is, not as true). A field
+    whose values are text already (an ENUM, a date as read, a CHOICE with one of those) keeps
+    its type: a text value there need not be an answer.
+    """
+    if isinstance(dtype, ChoiceType):
+        if any(option.name in _TEXT_VALUED for option in dtype.options):
+            return dtype
+        options = [*dtype.options, STRING]
+    elif dtype.name in ("char", "uuid"):
+        return STRING
+    elif dtype.name in _TEXT_VALUED or not isinstance(dtype, SimpleType | DecimalType):
+        return dtype
+    else:
+        options = [dtype, STRING]
+    order = {name: index for index, name in enumerate(_FIELD_TYPE_ORDER)}
+    options.sort(key=lambda option: order.get(option.name, len(order)))
+    return ChoiceType(tuple(options))
 
 
 def rows_to_batch(rows: list[dict[str, Any]], schema: RecordSchema) -> pa.RecordBatch:

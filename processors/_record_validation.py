@@ -4,7 +4,8 @@ For ValidateRecord: each batch gets a per-record verdict (valid or not) and the 
 names: missing fields (null in a field that is not nullable), extra fields (a field the schema
 lacks holding a value, when extra fields are not allowed) and invalid fields (a value whose type
 does not match: with strict type checking the value's own type must be the field's or widen to
-it; without, it must convert). Field names are NiFi's paths (``/age``).
+it; without, NiFi's isCompatibleDataType must take it, :mod:`processors._nifi_compat`). Field
+names are NiFi's paths (``/age``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from flowcore.records.schema import (
+    STRING,
     ArrayType,
     ChoiceType,
     DataType,
@@ -30,6 +32,7 @@ from flowcore.records.schema import (
     arrow_type,
 )
 from flowcore.records.values import FieldError, TemporalFormats, coerce
+from processors._nifi_compat import TEMPORAL, compatible, incompatible
 
 __all__ = ["BatchVerdict", "convert_text", "decoded_choices", "json_mismatches", "validate_batch"]
 
@@ -94,11 +97,14 @@ def convert_text(
             continue
         if temporal:
             column, bad = _parsed(column, want, formats, field.name)
-        else:
-            bad = _uncastable(column, arrow_type(want))
+        else:  # NiFi's convertSimpleIfPossible: trimmed text, converted when compatible
+            column = pc.utf8_trim_whitespace(column)
+            column = pc.if_else(pc.equal(column, ""), pa.scalar(None, column.type), column)
+            bad = incompatible(column, STRING, want)
             if bad.any():
                 column = pc.if_else(pa.array(bad), pa.scalar(None, column.type), column)
-            column = column.cast(arrow_type(want), safe=True)
+            column, failed = _compatible_text(column, want, field.name)
+            bad |= failed
         if bad.any():
             unconverted[field.name] = bad
         columns[index] = column
@@ -133,6 +139,34 @@ def decoded_choices(batch: pa.RecordBatch, schema: RecordSchema) -> pa.RecordBat
         columns[index] = pa.array(values, type=arrow_type(want.type))
         fields = fields.set(index, pa.field(have.name, columns[index].type))
     return pa.RecordBatch.from_arrays(columns, schema=fields)
+
+
+def _compatible_text(column: pa.Array, want: DataType, name: str) -> tuple[pa.Array, np.ndarray]:
+    """Text NiFi calls compatible with simple type *want*, converted to it.
+
+    Also which values failed to convert all the same (a decimal past its precision): they
+    are null and flagged, as type mismatches.
+    """
+    target = arrow_type(want)
+    unflagged = np.zeros(len(column), dtype=bool)
+    if want.name == "boolean":
+        return pc.equal(pc.utf8_lower(column), "true"), unflagged
+    if want.name == "char":
+        return pc.utf8_slice_codeunits(column, 0, 1), unflagged
+    if pa.types.is_integer(target):
+        column = pc.replace_substring_regex(column, r"^\+", "")  # parseInt's sign; Arrow's not
+    try:
+        return column.cast(target, safe=True), unflagged
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        pass
+    values = []
+    for index, text in enumerate(column.to_pylist()):
+        try:
+            values.append(coerce(text, want, TemporalFormats(), name))
+        except FieldError:
+            values.append(None)
+            unflagged[index] = True
+    return pa.array(values, target), unflagged
 
 
 def _parsed(
@@ -221,7 +255,9 @@ def _bad_values(column: pa.Array, have: DataType, want: DataType, *, strict: boo
         if fits or (have.name == want.name):
             return np.zeros(rows, dtype=bool)
         return np.ones(rows, dtype=bool)
-    return _uncastable(column, arrow_type(want))
+    if want.name in TEMPORAL:
+        return _uncastable(column, arrow_type(want))
+    return incompatible(column, have, want)
 
 
 def _uncastable(column: pa.Array, target: pa.DataType) -> np.ndarray:
@@ -265,7 +301,11 @@ def _bad_json(text: str | None, want: DataType, *, strict: bool) -> bool:
     kind = _json_kind(value)
     if kind == want.name or want.name in _WIDER.get(kind, set()):
         return False
-    if strict or kind in ("array", "record"):
+    if strict:
+        return True
+    if want.name not in TEMPORAL:
+        return not compatible(value, want)
+    if kind in ("array", "record"):
         return True
     try:
         pa.array([value]).cast(arrow_type(want), safe=True)

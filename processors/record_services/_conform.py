@@ -4,11 +4,26 @@ Every record writer service writes through :func:`conform` when the records' sch
 its own (a schema from the Schema Text property or a registry): columns are matched by name,
 missing ones are null, and each is cast to the writer's type. NiFi converts field by field
 (AvroTypeUtil.convertToAvroObject, DataTypeUtils.convertType); this does it a column at a
-time with Arrow, and reads text for a date, time or timestamp in NiFi's default formats.
+time: Arrow's cast where it provably gives NiFi's answer (:func:`_agrees`), NiFi's rules
+value by value elsewhere (:func:`_converted`), and text for a date, time or timestamp read in
+NiFi's default formats.
+
+NiFi's rules (DataTypeUtils.toBoolean, toInteger, toLong, toDouble, toString), which Arrow's
+casts break: a BOOLEAN takes a boolean or the text ``true``/``false`` in any case, never a
+number (Arrow: ``"1"`` and ``2`` are true); an integer takes a number, truncated toward zero
+(``1.5`` is 1; Arrow refuses it) within the type's range, or text ``Integer.parseInt`` reads
+(an optional sign and digits: no hex, no spaces; blank text is null), never a boolean (Arrow:
+true is 1); a FLOAT or DOUBLE takes a number or decimal text, never a boolean; a STRING takes
+anything, a double in Java's form (``1.0``, ``1.0E10``). A value NiFi refuses is a RecordError
+naming its record, field and value: the FlowFile goes to failure, as in NiFi.
 """
 
 from __future__ import annotations
 
+import json
+import math
+import re
+from decimal import Decimal
 from typing import Any
 
 import pyarrow as pa
@@ -16,6 +31,8 @@ import pyarrow.compute as pc
 
 from flowcore.errors import RecordError
 from flowcore.records import formats
+from flowcore.records.schema import ChoiceType, RecordSchema, nifi_type_of_arrow
+from flowcore.records.values import FieldError, TemporalFormats, coerce, decoder, to_text
 
 __all__ = ["conform"]
 
@@ -36,12 +53,25 @@ def conform(batch: pa.RecordBatch | pa.Table, target: pa.Schema, *, first: int =
             arrays.append(pa.nulls(batch.num_rows, field.type))
             continue
         column = batch.column(index)
+        if _is_choice(batch.schema.field(index)) != _is_choice(field):
+            converter = _to_choice if _is_choice(field) else _from_choice
+            arrays.append(converter(column, field, first, batch.schema.field(index)))
+            continue
         if column.type == field.type:
             arrays.append(column)
             continue
         if _is_text(column.type) and _default_format(field.type) is not None:
             column = _temporal_from_text(column, field, first)
-        arrays.append(pc.cast(column, options=pc.CastOptions(field.type, allow_time_truncate=True)))
+        elif not _agrees(column.type, field.type):
+            arrays.append(_converted(column, field, first))
+            continue
+        try:
+            cast = pc.cast(column, options=pc.CastOptions(field.type, allow_time_truncate=True))
+        except pa.ArrowInvalid:
+            if not _nifi_rules(field.type):
+                raise
+            cast = _converted(column, field, first)  # raises a RecordError naming the value
+        arrays.append(cast)
     if isinstance(batch, pa.Table):
         return pa.Table.from_arrays(arrays, schema=target)
     return pa.RecordBatch.from_arrays(arrays, schema=target)
@@ -113,3 +143,207 @@ def _parse_each(
             raise RecordError(msg, record=number, field=name)
         values.append(value)
     return pa.array(values, pa.timestamp("us"))
+
+
+# --- NiFi's conversions where Arrow's casts differ -------------------------------------------
+
+#: Text Java's Integer.parseInt and Long.parseLong read: an optional sign, then digits.
+_INTEGRAL_TEXT = r"^[+-]?[0-9]+$"
+#: Decimal text Java's Double.parseDouble reads the same as Arrow's cast (no NaN, Infinity,
+#: spaces, hex or d/f suffix: those go value by value).
+_DECIMAL_TEXT = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
+#: Java's Double.parseDouble (after its trim of characters up to a space), NaN and Infinity too.
+_JAVA_DOUBLE = re.compile(
+    r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)[fFdD]?", re.ASCII
+)
+_JAVA_INTEGRAL = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_LONG = (-(2**63), 2**63 - 1)
+
+
+def _agrees(source: pa.DataType, target: pa.DataType) -> bool:
+    """Whether Arrow's cast of *source* values to *target* gives NiFi's value for each.
+
+    Integers to a wider or narrower integer (both refuse what overflows), integers or floats
+    to a wider float, and integers or booleans to text (Arrow prints them as Java does).
+    Temporal, decimal and nested targets, and dates or decimals to text, keep Arrow's cast.
+    """
+    t = pa.types
+    if t.is_null(source):
+        return True
+    if t.is_boolean(target) or t.is_integer(target):
+        return t.is_integer(source) and t.is_integer(target)
+    if t.is_floating(target):
+        return t.is_integer(source) or (t.is_float32(source) and t.is_float64(target))
+    if _is_text(target):  # a double or an array as text: Java's forms, not Arrow's
+        return not (t.is_floating(source) or t.is_nested(source))
+    return True
+
+
+def _is_choice(field: pa.Field) -> bool:
+    """Whether *field* is a NiFi CHOICE (its values JSON text, one a value)."""
+    return isinstance(RecordSchema.from_arrow(pa.schema([field])).fields[0].type, ChoiceType)
+
+
+def _to_choice(column: Any, field: pa.Field, first: int, source: pa.Field) -> pa.Array:
+    """A column's values as a CHOICE's JSON text, each as the option NiFi would pick.
+
+    Raises:
+        RecordError: a value fits none of the options, naming its record and field.
+    """
+    choice = RecordSchema.from_arrow(pa.schema([field])).fields[0].type
+    decode = decoder(RecordSchema.from_arrow(pa.schema([source])).fields[0].type)
+    texts = []
+    for number, value in enumerate(column.to_pylist(), first):
+        try:
+            texts.append(coerce(decode(value), choice, TemporalFormats(), field.name))
+        except FieldError as exc:
+            msg = f"record {number}, field {field.name!r}: {exc}"
+            raise RecordError(msg, record=number, field=field.name) from None
+    return pa.array(texts, pa.string())
+
+
+def _from_choice(column: Any, field: pa.Field, first: int, source: pa.Field) -> pa.Array:
+    """A CHOICE column's values (JSON text) decoded, then converted by NiFi's rules.
+
+    A reader that inferred a CHOICE holds each value as its JSON text; the writer's field
+    takes the value itself (``"1"`` is the text 1, not the quoted text).
+    """
+    del source  # a CHOICE's values are JSON text whatever its options
+    values = [None if text is None else json.loads(text) for text in column.to_pylist()]
+    target = field.type
+    if _nifi_rules(target) or _is_text(target):
+        values = [
+            _nifi_value(value, target, field.name, number)
+            for number, value in enumerate(values, first)
+        ]
+        return pa.array(values, target)
+    return pa.array(values).cast(target)
+
+
+def _nifi_rules(target: pa.DataType) -> bool:
+    """Whether :func:`_nifi_value` knows NiFi's conversion to *target*."""
+    t = pa.types
+    return t.is_boolean(target) or t.is_integer(target) or t.is_floating(target)
+
+
+def _converted(column: Any, field: pa.Field, first: int) -> pa.Array:
+    """*column* as *field*'s type by NiFi's rules (DataTypeUtils.convertType).
+
+    Text that is plainly a number or a boolean is checked and cast a column at a time; any
+    other column goes value by value.
+
+    Raises:
+        RecordError: NiFi refuses a value, naming its record number, field and value.
+    """
+    if isinstance(column, pa.ChunkedArray):
+        column = column.combine_chunks()
+    target = field.type
+    t = pa.types
+    if _is_text(column.type):
+        if t.is_boolean(target):
+            lower = pc.utf8_lower(column)
+            true = pc.equal(lower, "true")
+            if pc.all(pc.or_(true, pc.equal(lower, "false"))).as_py() is not False:
+                return true
+        elif t.is_integer(target) and _all_match(column, _INTEGRAL_TEXT):
+            try:  # Arrow refuses a leading '+' that parseInt takes
+                return pc.cast(pc.replace_substring_regex(column, r"^\+", ""), target)
+            except pa.ArrowInvalid:
+                pass  # out of range: the values name it
+        elif t.is_floating(target) and _all_match(column, _DECIMAL_TEXT):
+            return pc.cast(column, target)
+    values = [
+        _nifi_value(value, target, field.name, number)
+        for number, value in enumerate(column.to_pylist(), first)
+    ]
+    return pa.array(values, target)
+
+
+def _all_match(column: pa.Array, pattern: str) -> bool:
+    return pc.all(pc.match_substring_regex(column, pattern)).as_py() is not False
+
+
+def _nifi_value(value: Any, target: pa.DataType, name: str, number: int) -> Any:
+    """*value* as NiFi's DataTypeUtils converts it to *target* (None stays None).
+
+    Raises:
+        RecordError: NiFi refuses the value.
+    """
+    if value is None:
+        return None
+    t = pa.types
+    converted: Any = _REFUSED
+    if t.is_boolean(target):
+        if isinstance(value, bool):
+            converted = value
+        elif isinstance(value, str) and value.lower() in ("true", "false"):
+            converted = value.lower() == "true"
+    elif t.is_integer(target):
+        converted = _integral(value, target)
+    elif t.is_floating(target):
+        converted = _floating(value)
+    elif _is_text(target):
+        converted = to_text(value)
+    else:  # a temporal, decimal or nested target from one of the types NiFi and Arrow agree on
+        return pa.array([value]).cast(target)[0].as_py()
+    if converted is _REFUSED:
+        type_name = nifi_type_of_arrow(target).name.upper()
+        msg = (
+            f"record {number}, field {name!r}: NiFi does not convert {value!r} to the "
+            f"writer's type {type_name} (DataTypeUtils.convertType): correct the value or "
+            "give the writer's schema a type that takes it"
+        )
+        raise RecordError(msg, record=number, field=name)
+    return converted
+
+
+_REFUSED = object()
+
+
+def _integral(value: Any, target: pa.DataType) -> Any:
+    """NiFi's toInteger/toLong/toShort/toByte of *value*, or _REFUSED."""
+    number: int
+    if isinstance(value, bool):
+        return _REFUSED
+    if isinstance(value, str):
+        if not value.strip():
+            return None
+        if not _JAVA_INTEGRAL.fullmatch(value):
+            return _REFUSED
+        number = int(value)
+    elif isinstance(value, float):
+        # Java's Number.longValue(): toward zero, NaN is 0, infinities clamp to Long's range
+        if math.isnan(value):
+            number = 0
+        elif math.isinf(value):
+            number = _LONG[1] if value > 0 else _LONG[0]
+        else:
+            number = int(value)
+    elif isinstance(value, (int, Decimal)):
+        number = int(value)
+    else:
+        return _REFUSED
+    bits = target.bit_width
+    if not -(2 ** (bits - 1)) <= number < 2 ** (bits - 1):
+        return _REFUSED  # Math.toIntExact; Short/Byte.parseX refuse too
+    return number
+
+
+def _floating(value: Any) -> Any:
+    """NiFi's toDouble/toFloat of *value*, or _REFUSED."""
+    if isinstance(value, bool):
+        return _REFUSED
+    if isinstance(value, (int, float, Decimal)):
+        return float(value)
+    if isinstance(value, str):
+        text = value.strip(_JAVA_SPACE)
+        if not text:
+            return None
+        if not _JAVA_DOUBLE.fullmatch(text):
+            return _REFUSED
+        return float(text.rstrip("fFdD").replace("Infinity", "inf"))
+    return _REFUSED
+
+
+#: What Java's String.trim (and so Double.parseDouble) strips: characters up to a space.
+_JAVA_SPACE = "".join(chr(c) for c in range(33))

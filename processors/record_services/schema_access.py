@@ -625,7 +625,10 @@ class _SchemaAttributes:
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
         """Write every record of *batch*, cast to the writer's schema when it differs."""
         target = self._schema.to_arrow()
-        if batch.schema.names != target.names or not batch.schema.equals(target):
+        # the metadata too: a CHOICE column is text like a STRING one, its values JSON text
+        if batch.schema.names != target.names or not batch.schema.equals(
+            target, check_metadata=True
+        ):
             batch = conform(batch, target, first=self._written + 1)
         self._inner.write(batch)
         self._written += batch.num_rows

@@ -715,3 +715,33 @@ def test_microseconds_survive_the_lookup() -> None:
     runner.flowfiles_for("matched")[0].assert_content_equals(
         "John Doe,2024-02-06 11:51:28.351567,Soccer\n"
     )
+
+
+@pytest.mark.parametrize("coordinate", ["/k", "toString(/k, 'UTF-8')"])
+def test_a_text_answer_widens_a_boolean_field_to_a_choice_with_string(coordinate: str) -> None:
+    """A text answer in a BOOLEAN field makes it CHOICE[BOOLEAN, STRING] (NiFi's inferDataType
+    and mergeDataTypes): "1" and "yes" stay text, "TRUE" is written as the boolean NiFi's
+    writer picks, unmatched records keep theirs; both lookup paths, one FlowFile of all."""
+    runner = TestRunner(
+        LookupRecord(
+            record_reader="reader",
+            record_writer="writer",
+            lookup_service="lookup",
+            key=coordinate,
+            result_recordpath="/v",
+            routing_strategy="route-to-success",
+        )
+    )
+    runner.add_service(JsonTreeReader("reader"))
+    runner.add_service(JsonRecordSetWriter("writer", schema_write_strategy="full-schema-attribute"))
+    runner.add_service(SimpleKeyValueLookupService("lookup", a="1", b="yes", c="TRUE"))
+    runner.enqueue(
+        b'[{"k":"a","v":true},{"k":"b","v":false},{"k":"c","v":false},{"k":"z","v":true}]'
+    )
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    out.assert_content_equals(
+        '[{"k":"a","v":"1"},{"k":"b","v":"yes"},{"k":"c","v":true},{"k":"z","v":true}]'
+    )
+    field = json.loads(out.attributes["avro.schema"])["fields"][1]
+    assert field["type"] == ["boolean", "string", "null"]

@@ -568,3 +568,34 @@ def test_a_value_read_as_a_choice_is_written_as_its_fields_type() -> None:
     runner.flowfiles_for("valid")[0].assert_content_equals(
         '[{"id":4,"name":"a","balance":1.5},{"id":5,"name":"6","balance":2.5}]'
     )
+
+
+def _one_field(kind: str) -> str:
+    return json.dumps({"type": "record", "name": "r", "fields": [{"name": "a", "type": kind}]})
+
+
+def test_lenient_checking_takes_what_nifis_is_compatible_data_type_takes() -> None:
+    """Without strict type checking a value is valid when NiFi's isCompatibleDataType takes
+    it: no boolean for an int nor a number for a boolean, 1.5 for an int (it truncates), an
+    array for a string; CSV text that parseInt refuses (hex) makes its record invalid."""
+    cases = [
+        ("int", b'[{"a":true}]', "invalid"),
+        ("boolean", b'[{"a":1}]', "invalid"),
+        ("int", b'[{"a":"0x1F"}]', "invalid"),
+        ("int", b'[{"a":1.5}]', "valid"),
+        ("string", b'[{"a":[1,2]}]', "valid"),
+        ("boolean", b'[{"a":"TRUE"}]', "valid"),
+    ]
+    for kind, content, verdict in cases:
+        runner = validate(content, schema_text=_one_field(kind), strict_type_checking="false")
+        routed = [r for r in ("valid", "invalid", "failure") if runner.flowfiles_for(r)]
+        assert routed == [verdict], (kind, content)
+    csv = CSVReader(
+        "reader",
+        schema_access_strategy="schema-text-property",
+        schema_text=_one_field("int"),
+        treat_first_line_as_header="true",
+    )
+    runner = validate(b"a\n0x10\n+2\n", csv, schema_text=_one_field("int"))
+    runner.flowfiles_for("valid")[0].assert_content_equals('[{"a":2}]')
+    runner.flowfiles_for("invalid")[0].assert_content_equals('[{"a":"0x10"}]')

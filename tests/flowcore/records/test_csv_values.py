@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import attrs
 import pyarrow as pa
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from flowcore.records import _csv_inference, _csv_values
 from flowcore.records.csv_reader import CsvReaderOptions
+from flowcore.records.schema import INT, LONG, RecordField
+from flowcore.records.values import TemporalFormats
 
 
 @given(
@@ -82,3 +85,17 @@ def test_cleaning_gives_the_ends_of_the_cleaned_column(
     assert bounds.has.tolist() == fresh.has.tolist()
     assert bounds.lengths.tolist() == fresh.lengths.tolist()
     assert (bounds.first[bounds.has]).tolist() == (fresh.first[fresh.has]).tolist()
+
+
+def test_an_integral_column_refuses_hex_as_parse_int_does() -> None:
+    """Arrow's cast reads 0x10 as 16; NiFi's Integer.parseInt refuses it, so the column goes
+    value by value and names the hex value, alone or beside plain numbers; parseInt's '+'
+    sign is taken."""
+    for kind in (INT, LONG):
+        field = RecordField("a", kind)
+        for values in (["0x10"], ["2", "0X1f"]):
+            with pytest.raises(_csv_values.BadValue) as caught:
+                _csv_values.column(pa.array(values), field, TemporalFormats())
+            assert (caught.value.row, caught.value.field) == (len(values) - 1, "a")
+        plain = _csv_values.column(pa.array(["+1", "-2", None]), field, TemporalFormats())
+        assert plain.to_pylist() == [1, -2, None]

@@ -8,6 +8,7 @@ import pyarrow as pa
 import pytest
 
 from flowcore.errors import RecordError
+from flowcore.records import schema as s
 from processors.record_services._conform import conform
 
 
@@ -54,3 +55,81 @@ def test_conform_names_the_record_and_field_of_text_that_does_not_parse() -> Non
     assert (caught.value.record, caught.value.field) == (3, "date")
     with pytest.raises(RecordError, match="record 11, field 'date': '2017-02-30'"):
         conform(pa.table({"date": ["2017-02-30"]}), target, first=11)
+
+
+@pytest.mark.parametrize(
+    ("values", "source", "target", "expected"),
+    [
+        (["true", "FALSE", "True", None], pa.string(), pa.bool_(), [True, False, True, None]),
+        ([1.5, -1.9, 2.0, None], pa.float64(), pa.int32(), [1, -1, 2, None]),
+        (["+1", "-20", " ", None], pa.string(), pa.int32(), [1, -20, None, None]),
+        (["1", "2147483648"], pa.string(), pa.int64(), [1, 2147483648]),
+        ([float("nan"), float("inf")], pa.float64(), pa.int64(), [0, 2**63 - 1]),
+        (
+            ["1.5", " 2 ", "NaN", "1e3", "3d", ""],
+            pa.string(),
+            pa.float64(),
+            [1.5, 2.0, None, 1000.0, 3.0, None],
+        ),
+        ([1.0, 1e10, 1.5], pa.float64(), pa.string(), ["1.0", "1.0E10", "1.5"]),
+        ([True, False], pa.bool_(), pa.string(), ["true", "false"]),
+        ([2**40], pa.int64(), pa.float64(), [float(2**40)]),
+    ],
+)
+def test_conform_converts_as_nifis_data_type_utils(
+    values: list, source: pa.DataType, target: pa.DataType, expected: list
+) -> None:
+    """Values NiFi's DataTypeUtils converts (toBoolean, toInteger, toLong, toDouble, toString)
+    come out as NiFi gives them: text true/false in any case, numbers truncated toward zero,
+    parseInt's sign, blank text as null, Java's form of a double as text."""
+    conformed = conform(pa.table({"a": pa.array(values, source)}), pa.schema([("a", target)]))
+    got = conformed.column("a").to_pylist()
+    if expected[2:3] == [None] and pa.types.is_floating(target):  # NaN != NaN
+        assert got[2] != got[2]
+        got[2] = None
+    assert got == expected
+
+
+@pytest.mark.parametrize(
+    ("value", "source", "target"),
+    [
+        ("1", pa.string(), pa.bool_()),
+        ("yes", pa.string(), pa.bool_()),
+        (2, pa.int64(), pa.bool_()),
+        (True, pa.bool_(), pa.int32()),
+        ("0x1F", pa.string(), pa.int32()),
+        (" 1", pa.string(), pa.int32()),
+        ("1.5", pa.string(), pa.int32()),
+        (2**31, pa.int64(), pa.int32()),
+        (3e9, pa.float64(), pa.int32()),
+        (True, pa.bool_(), pa.float64()),
+        ("inf", pa.string(), pa.float64()),
+        ("0x10", pa.string(), pa.int64()),
+    ],
+)
+def test_conform_refuses_what_nifi_refuses(
+    value: object, source: pa.DataType, target: pa.DataType
+) -> None:
+    """A value NiFi's writer refuses (a number for a BOOLEAN, a boolean or hex for an int, an
+    int overflow) is a RecordError naming record, field and value, not Arrow's cast of it."""
+    batch = pa.table({"a": pa.array([None, value], source)})
+    with pytest.raises(RecordError, match=r"record 6, field 'a': NiFi does not convert") as caught:
+        conform(batch, pa.schema([("a", target)]), first=5)
+    assert (caught.value.record, caught.value.field) == (6, "a")
+
+
+def test_conform_decodes_a_choice_before_converting_it() -> None:
+    """A CHOICE column holds JSON text a value: the writer's field takes the value itself
+    (text "7" is 7 for an INT, "abc" has no quotes as a STRING), and NiFi's rules refuse
+    text "1" for a BOOLEAN, naming the value without its JSON quotes."""
+    choice = s.RecordSchema((s.RecordField("a", s.ChoiceType((s.INT, s.STRING))),)).to_arrow()
+    batch = pa.RecordBatch.from_arrays([pa.array(["5", '"7"', '"abc"', None])], schema=choice)
+    as_text = conform(batch, pa.schema([("a", pa.string())]))
+    assert as_text.column("a").to_pylist() == ["5", "7", "abc", None]
+    as_int = conform(batch.slice(0, 2), pa.schema([("a", pa.int32())]))
+    assert as_int.column("a").to_pylist() == [5, 7]
+    with pytest.raises(RecordError, match="record 2, field 'a': NiFi does not convert '1' to"):
+        conform(
+            pa.RecordBatch.from_arrays([pa.array(["true", '"1"'])], schema=choice),
+            pa.schema([("a", pa.bool_())]),
+        )
