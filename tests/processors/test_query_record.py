@@ -380,7 +380,7 @@ def test_a_result_the_writer_refuses_fails_with_the_writers_error(
     runner.run(2)
     runner.assert_transfer_count("failure", 1)
     runner.assert_transfer_count("q", 1)
-    assert "Failed to parse string: 'abc' as a scalar of type int32" in caplog.text
+    assert "NiFi does not convert 'abc' to the writer's type INT" in caplog.text
     assert "open result" not in caplog.text
 
 
