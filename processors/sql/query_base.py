@@ -663,8 +663,8 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         fragment_id = str(uuid.uuid5(uuid.NAMESPACE_URL, item.key))
         made: list[Any] = []
         index = 0
+        writer = self.result_writer(context, session)  # one for all: every fragment's schema
         while True:
-            writer = self.result_writer(context, session)
             flowfile = session.create()
             counted: list[int] = []
             description = cursor.description
