@@ -164,6 +164,10 @@ class Processor:
     #: Attributes the processor reads and writes, for documentation (``flowcore processors``).
     reads_attributes: ClassVar[Mapping[str, str]] = {}
     writes_attributes: ClassVar[Mapping[str, str]] = {}
+    #: Properties NiFi 2 keeps on a controller service this processor names, by each of their
+    #: names: where to set them (``Max Poll Records`` on ConsumeKafka: its Kafka Connection
+    #: Service's), said instead of a near name when one is set on the processor.
+    properties_elsewhere: ClassVar[Mapping[str, str]] = {}
 
     #: Settled per class when it is made (see :class:`Capabilities`).
     capabilities: ClassVar[Capabilities] = Capabilities()
@@ -276,6 +280,9 @@ class Processor:
 
     def unknown_property_message(self, name: str) -> str:
         """Explain that *name* is not a property, suggesting the closest ones."""
+        elsewhere = self.properties_elsewhere.get(name)
+        if elsewhere is not None:
+            return f"{name!r} is not a property of {type(self).__name__}: {elsewhere}"
         choices = {n: d for d in self.descriptors() for n in (d.display_name, d.key)}
         close = difflib.get_close_matches(name, list(choices), n=1, cutoff=0.6)
         hint = ""

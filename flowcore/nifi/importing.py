@@ -41,7 +41,11 @@ from flowcore.nifi.contexts import flow_parameters
 from flowcore.nifi.findings import Findings, ImportNote
 from flowcore.nifi.formats import FlowShape, NiFiDefinition, read_definition
 from flowcore.nifi.groups import Edge, FlatFlow, Key, Node, NodeKind, flatten, prune
-from flowcore.nifi.migrations import relationship_name
+from flowcore.nifi.migrations import (
+    aws_credentials_service,
+    is_aws_processor,
+    relationship_name,
+)
 from flowcore.nifi.services import (
     SERVICES,
     ServiceMapping,
@@ -300,6 +304,37 @@ def _same(parse: Any, value: Any, default: str) -> bool:
         return False
 
 
+def _migrate_aws_credentials(flat: FlatFlow, findings: Findings) -> None:
+    """NiFi 2's migration of 1.x AWS processors' Access Key / Secret Key into a service.
+
+    NiFi 2's AWS processors take credentials only from an AWSCredentialsProviderControllerService;
+    its migrateProperties makes one from a 1.x processor's keys (or credentials file, or
+    anonymous), in the processor's group, and names it. The import does the same, noting it.
+    """
+    paths = {str(g.data.get("identifier") or ""): g.path for g in flat.groups}
+    for key, node in list(flat.nodes.items()):
+        if node.kind is not NodeKind.PROCESSOR or not is_aws_processor(
+            str(node.data.get("type") or "")
+        ):
+            continue
+        migrated = aws_credentials_service(
+            node.identifier, node.name, node.data.get("properties") or {}
+        )
+        if migrated is None:
+            continue
+        properties, service = migrated
+        flat.nodes[key] = attrs.evolve(node, data={**node.data, "properties": properties})
+        if service:
+            flat.services.append((paths.get(key[0], ""), service))
+            given = ", ".join(service["properties"])
+            findings.note(
+                f"processor {node.name!r}",
+                f"its NiFi 1.x credentials ({given}) moved to a new "
+                f"AWSCredentialsProviderControllerService {service['name']!r} it names, as "
+                "NiFi 2's migration does (flowcore takes AWS credentials only from that service)",
+            )
+
+
 def _services_by_id(
     flat: FlatFlow, definition: NiFiDefinition
 ) -> dict[str, tuple[str, Mapping[str, Any]]]:
@@ -464,6 +499,7 @@ def import_nifi(
     for subject, note in imported.notes:
         findings.note(subject, note)
     flow = into(definition.name, parameters=imported.context)
+    _migrate_aws_credentials(flat, findings)
     held = _services_by_id(flat, definition)
     _report_out_of_scope(flat, held, findings)
     named, reported = _report_missing_services(flat, held, services, findings)

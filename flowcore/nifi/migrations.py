@@ -14,9 +14,18 @@ would become a dynamic one, an attribute named ``canonical-value-lookup-cache-si
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable, Iterator, Mapping
+from typing import Any
 
-__all__ = ["REMOVED", "RENAMED", "is_removed", "known_name"]
+__all__ = [
+    "REMOVED",
+    "RENAMED",
+    "aws_credentials_service",
+    "is_aws_processor",
+    "is_removed",
+    "known_name",
+]
 
 #: NiFi's ListedEntityTracker renames, shared by ListFile and the other listing processors.
 _ENTITY_TRACKING = {
@@ -159,3 +168,57 @@ RENAMED_RELATIONSHIPS: Mapping[str, Mapping[str, str]] = {
 def relationship_name(nifi_type: str, name: str) -> str:
     """The 2.x name of relationship *name* of a processor of NiFi type *nifi_type*."""
     return RENAMED_RELATIONSHIPS.get(nifi_type.rpartition(".")[2], {}).get(name, name)
+
+
+#: NiFi 1.x AWS processors' own credential properties, which NiFi 2's migrateProperties
+#: (AbstractAwsProcessor's migrateAuthenticationProperties) moves into a new service.
+_AWS_PACKAGE = "org.apache.nifi.processors.aws."
+_AWS_CREDENTIALS_SERVICE = (
+    "org.apache.nifi.processors.aws.credentials.provider.service."
+    "AWSCredentialsProviderControllerService"
+)
+_AWS_SERVICE_PROPERTY = "AWS Credentials Provider service"
+_AWS_OBSOLETE = ("Access Key", "Secret Key", "Credentials File")
+
+
+def aws_credentials_service(
+    identifier: str, name: str, properties: Mapping[str, Any]
+) -> tuple[dict[str, Any], dict[str, Any]] | None:
+    """NiFi 2's migration of a 1.x AWS processor's credentials: its properties, and the service.
+
+    When the processor names no AWS Credentials Provider service, its ``Access Key`` and
+    ``Secret Key`` (else its ``Credentials File``, else anonymous credentials, 1.x's default)
+    become a new AWSCredentialsProviderControllerService the processor names; the three
+    properties are removed either way. None for a processor with none of them (a 2.x one).
+
+    Args:
+        identifier: the processor's NiFi identifier (the service's is made from it).
+        name: the processor's name (the service is named after it).
+        properties: the processor's properties.
+    """
+    if not any(key in properties for key in _AWS_OBSOLETE):
+        return None
+    kept = {k: v for k, v in properties.items() if k not in _AWS_OBSOLETE}
+    if kept.get(_AWS_SERVICE_PROPERTY):
+        return kept, {}
+    access, secret = properties.get("Access Key"), properties.get("Secret Key")
+    if access and secret:
+        settings: dict[str, Any] = {"Access Key": access, "Secret Key": secret}
+    elif properties.get("Credentials File"):
+        settings = {"Credentials File": properties["Credentials File"]}
+    else:
+        settings = {"anonymous-credentials": "true"}
+    service_id = str(uuid.uuid5(uuid.NAMESPACE_URL, f"flowcore:aws-credentials:{identifier}"))
+    kept[_AWS_SERVICE_PROPERTY] = service_id
+    service = {
+        "identifier": service_id,
+        "name": f"{name} AWS credentials",
+        "type": _AWS_CREDENTIALS_SERVICE,
+        "properties": settings,
+    }
+    return kept, service
+
+
+def is_aws_processor(nifi_type: str) -> bool:
+    """Whether *nifi_type* (a full NiFi type name) is one of NiFi's AWS processors."""
+    return nifi_type.startswith(_AWS_PACKAGE)

@@ -251,6 +251,24 @@ LEGACY_CONNECTION = (
 )
 
 
+def service_properties(declared: Any) -> dict[str, str]:
+    """Kafka3ConnectionService's properties a processor does not declare, by each name.
+
+    Each says where NiFi 2 keeps it (a processor's ``properties_elsewhere``).
+    """
+    own = {n for d in declared for n in (d.name, d.display_name)}
+    out: dict[str, str] = {}
+    for descriptor in Kafka3ConnectionService.property_descriptors:
+        where = (
+            f"NiFi 2 keeps it on the Kafka3ConnectionService the Kafka Connection Service "
+            f"names: set {descriptor.display_name!r} ({descriptor.name}) there"
+        )
+        for name in (descriptor.name, descriptor.display_name):
+            if name not in own:
+                out[name] = where
+    return out
+
+
 def legacy_problems(values: Any) -> list[ValidationResult]:
     """A processor names neither a connection service nor 1.x Kafka Brokers: one problem."""
     if values.get(KAFKA_CONNECTION_SERVICE.name) or values.get("bootstrap.servers"):

@@ -78,6 +78,7 @@ from processors.kafka.connection_service import (
     connection_for,
     import_kafka,
     legacy_problems,
+    service_properties,
 )
 
 __all__ = ["ConsumeKafka"]
@@ -112,6 +113,7 @@ class ConsumeKafka(SourceProcessor):
         SEPARATE_BY_KEY,
         *LEGACY_CONNECTION,
     )
+    properties_elsewhere: ClassVar[Mapping[str, str]] = service_properties(property_descriptors)
     relationships: ClassVar[tuple[Relationship, ...]] = (SUCCESS,)
     identifies_work: ClassVar[bool] = True
     fills_micro_batch: ClassVar[bool] = True

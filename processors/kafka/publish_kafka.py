@@ -86,6 +86,7 @@ from processors.kafka.connection_service import (
     connection_for,
     import_kafka,
     legacy_problems,
+    service_properties,
 )
 
 __all__ = ["PublishKafka"]
@@ -123,6 +124,7 @@ class PublishKafka(Processor):
         RECORD_METADATA_STRATEGY,
         *LEGACY_CONNECTION,
     )
+    properties_elsewhere: ClassVar[Mapping[str, str]] = service_properties(property_descriptors)
     relationships: ClassVar[tuple[Relationship, ...]] = (SUCCESS, FAILURE)
     tags: ClassVar[tuple[str, ...]] = (
         "Apache",

@@ -20,6 +20,9 @@ from processors.sql.avro_types import ARRAY, column_kinds, normalize_name
 
 __all__ = ["arrow_batches", "arrow_type"]
 
+#: Decimals are written at Arrow's widest decimal128 precision, the scale the column's.
+_MAX_PRECISION = 38
+
 _TYPES = {
     "BIGINT": pa.int64(),
     "INTEGER": pa.int32(),
@@ -37,14 +40,22 @@ _TYPES = {
 }
 
 
-def arrow_type(kind: str) -> pa.DataType | None:
+def arrow_type(kind: str, column: Sequence[Any] = ()) -> pa.DataType | None:
     """The Arrow type of a JDBC kind; None where the values decide (DECIMAL's scale).
+
+    A DECIMAL column whose description gives its precision (``numeric(12, 2)``: the
+    DB-API description's precision and scale, NiFi's ResultSetMetaData) is a decimal of that
+    scale whatever its values; an unconstrained one (no precision) is left to the values.
 
     An ARRAY is a list of its elements' type (NiFi's record ARRAY of the element type): of
     strings for elements psycopg loads as objects of no Arrow type (uuid, inet: their text),
     the values deciding for decimals, timestamps (aware or not) and unknown element types.
     """
     if kind in ("NUMERIC", "DECIMAL"):
+        precision = column[4] if len(column) > 4 else None
+        scale = column[5] if len(column) > 5 else None
+        if precision and precision > 0 and scale is not None and 0 <= scale <= _MAX_PRECISION:
+            return pa.decimal128(_MAX_PRECISION, scale)
         return None
     if kind.startswith(ARRAY):
         element = kind.removeprefix(ARRAY)
@@ -93,9 +104,15 @@ def _named_column(name: str, values: Sequence[Any], atype: pa.DataType | None) -
         return _column(values, atype)
     except (pa.ArrowException, TypeError, ValueError, OverflowError) as error:
         kind = "its first fetch's type" if atype is None else str(atype)
+        fix = ""
+        if atype is not None and pa.types.is_decimal(atype):
+            fix = (
+                f"; the column has no declared scale and its first values had scale "
+                f"{atype.scale}: give it one in the query (CAST({name} AS NUMERIC(38, 10)))"
+            )
         msg = (
             f"cannot write the result: column {name!r} holds a value that is not {kind} "
-            f"({type(error).__name__}: {error})"
+            f"({type(error).__name__}: {error}){fix}"
         )
         raise ProcessException(msg) from error
 
@@ -136,14 +153,23 @@ def _collector_paused() -> Iterator[None]:
 
 
 def arrow_batches(
-    description: Sequence[Any], rows: Iterator[list[tuple]], *, normalize: bool = False
+    description: Sequence[Any],
+    rows: Iterator[list[tuple]],
+    *,
+    normalize: bool = False,
+    schema: pa.Schema | None = None,
 ) -> Iterator[pa.RecordBatch]:
-    """Each list of rows as a record batch; all with the first batch's schema.
+    """Each list of rows as a record batch; all with the first batch's schema, or *schema*.
+
+    Column types come from the description (NiFi takes them from the ResultSetMetaData,
+    never from values), so a column all NULL in the first fetch has its real type. Only
+    those the description leaves open (an unconstrained NUMERIC's scale, drivers without
+    type codes) are decided by the first fetch: a caller writing one result set in several
+    FlowFiles passes the first FlowFile's schema as *schema*, so every FlowFile has it.
 
     The collector is paused while a chunk is fetched and converted (:func:`_collector_paused`),
     never while the batch is with the caller.
     """
-    schema: pa.Schema | None = None
     names = [normalize_name(column[0], normalize) for column in description]
     rowwise: bool | None = None  # decided by the first batch; False once a chunk needs columns
     while True:
@@ -202,18 +228,16 @@ def _batch(
     schema: pa.Schema | None,
 ) -> tuple[pa.RecordBatch, pa.Schema]:
     """One chunk as a record batch: the first makes the schema, later ones follow it."""
+    kinds: list[str] = []
     if schema is None:
         kinds = column_kinds(description, chunk)
-        types = [arrow_type(kind) for kind in kinds]
+        types = [arrow_type(kind, column) for kind, column in zip(kinds, description, strict=True)]
     else:
         types = list(schema.types)
     columns = _transposed(chunk, len(names))
     arrays = [_named_column(n, col, t) for n, col, t in zip(names, columns, types, strict=True)]
     if schema is None:
-        arrays = [
-            a.cast(pa.decimal128(38, a.type.scale)) if pa.types.is_decimal(a.type) else a
-            for a in arrays
-        ]
+        arrays = [_settled(a, kind) for a, kind in zip(arrays, kinds, strict=True)]
         schema = pa.schema([pa.field(n, a.type) for n, a in zip(names, arrays, strict=True)])
     else:
         arrays = [
@@ -222,12 +246,26 @@ def _batch(
     return pa.RecordBatch.from_arrays(arrays, schema=schema), schema
 
 
+def _settled(array: pa.Array, kind: str) -> pa.Array:
+    """A column whose values decided its type, at the type the schema keeps.
+
+    A decimal at the widest precision; a column of NULLs only (no type from its values) at
+    the type :func:`empty_schema` gives it, never Arrow's null type, which no later value
+    fits.
+    """
+    if pa.types.is_decimal(array.type):
+        return array.cast(pa.decimal128(_MAX_PRECISION, array.type.scale))
+    if pa.types.is_null(array.type):
+        return array.cast(arrow_type(kind) or _undecided(kind))
+    return array
+
+
 def empty_schema(description: Sequence[Any], *, normalize: bool = False) -> pa.Schema:
     """The schema of a result set with no rows (types from the description alone)."""
     kinds = column_kinds(description, [])
     return pa.schema(
         [
-            pa.field(normalize_name(c[0], normalize), arrow_type(k) or _undecided(k))
+            pa.field(normalize_name(c[0], normalize), arrow_type(k, c) or _undecided(k))
             for c, k in zip(description, kinds, strict=True)
         ]
     )
@@ -235,4 +273,4 @@ def empty_schema(description: Sequence[Any], *, normalize: bool = False) -> pa.S
 
 def _undecided(kind: str) -> pa.DataType:
     """The type of a column whose values would decide it, when there are none."""
-    return pa.list_(pa.string()) if kind.startswith(ARRAY) else pa.decimal128(38, 0)
+    return pa.list_(pa.string()) if kind.startswith(ARRAY) else pa.decimal128(_MAX_PRECISION, 0)

@@ -27,7 +27,13 @@ from flowcore.properties import (
     PropertyDescriptor,
 )
 from flowcore.validators import INTEGER_VALIDATOR, NON_NEGATIVE_INTEGER_VALIDATOR, Validator
-from processors.sql.jdbc_url import check_driver, sqlalchemy_url, transit_uri, url_password
+from processors.sql.jdbc_url import (
+    check_driver,
+    pymssql_connect_args,
+    sqlalchemy_url,
+    transit_uri,
+    url_password,
+)
 
 if TYPE_CHECKING:
     from sqlalchemy.engine import Connection, Engine
@@ -306,6 +312,11 @@ class DBCPConnectionPool(DBCPService):
         if url.startswith("sqlite"):
             wait = _seconds(context.get_property(MAX_WAIT_TIME).value, None)
             connect_args.setdefault("timeout", wait if wait is not None else 5.0)
+        elif url.startswith("mssql+pymssql://"):  # loginTimeout, pymssql's login_timeout
+            url, timeout = pymssql_connect_args(url)
+            connect_args.setdefault(
+                "login_timeout", timeout.get("login_timeout", CONNECT_TIMEOUT_S)
+            )
         elif "connect_timeout" not in sqlalchemy.engine.make_url(url).query:
             connect_args.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
         query = context.get_property(VALIDATION_QUERY).value

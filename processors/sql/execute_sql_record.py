@@ -50,15 +50,22 @@ class RecordResults(base.ResultWriter):
         self.normalize = normalize
         self.written: dict[str, str] = {}
         self.mime_type = "application/octet-stream"
+        #: the schema of the result set last written, by its columns' names and type codes:
+        #: the later FlowFiles of one result set (Max Rows Per Flow File) keep the first's
+        self._schemas: tuple[tuple[Any, ...], pa.Schema] | None = None
 
     def write(self, out: Any, description: Sequence[Any], rows: Iterator[list[tuple]]) -> int:
         """Write the rows through the Record Writer; the row count."""
-        batches = arrow_batches(description, rows, normalize=self.normalize)
+        columns = tuple((column[0], column[1]) for column in description)
+        known = self._schemas[1] if self._schemas and self._schemas[0] == columns else None
+        batches = arrow_batches(description, rows, normalize=self.normalize, schema=known)
         first = next(batches, None)
+        if first is not None and known is None:
+            self._schemas = (columns, first.schema)
         schema = (
             first.schema
             if first is not None
-            else empty_schema(description, normalize=self.normalize)
+            else known or empty_schema(description, normalize=self.normalize)
         )
         record_writer = self.writer.create_writer(schema, self.seen, WriteStream(out))
         count = 0
@@ -112,6 +119,3 @@ class ExecuteSQLRecord(base.AbstractExecuteSQL):
         writer = session.controller_service(context.get_property(RECORD_WRITER).value or "")
         attributes = dict(flowfile.attributes) if flowfile is not None else {}
         return RecordResults(writer, attributes, context.get_property(NORMALIZE).as_boolean())
-
-
-_ = pa  # the batches are Arrow's

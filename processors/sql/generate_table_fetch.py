@@ -18,6 +18,7 @@ such a stage runs serially.
 
 from __future__ import annotations
 
+import datetime
 import decimal
 import re
 import uuid
@@ -262,11 +263,14 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         new_state = dict(state)
         uppers: dict[str, str] = {}
         numeric: dict[str, bool] = {}
+        zoned: list[str] = []  # timestamptz columns: their maxima are UTC times (q._text)
         for column, value in zip(max_columns, row[1:] if row else (), strict=False):
             if value is not None:
                 new_state[q.state_key(table, column)] = q._text(value)
                 uppers[column] = q._text(value)
                 numeric[column] = _is_number(value)
+                if isinstance(value, datetime.datetime) and value.tzinfo is not None:
+                    zoned.append(column)
         for column in max_columns:
             if column not in uppers and column in lower:
                 uppers[column] = lower[column]  # NiFi bounds by the kept maximum
@@ -292,6 +296,7 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
             "count": count,
             "span": span,
             "numeric": numeric,
+            "zoned": zoned,
             "settings": settings,
         }
         return WorkListing((WorkItem(key=key, payload=payload),), new_state)
@@ -358,8 +363,11 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         count = int(item.payload.get("count") or 0)
         span = item.payload.get("span")
         numeric = dict(item.payload.get("numeric") or {})
+        zoned = set(item.payload.get("zoned") or ())
 
         def literal(column: str, value: str) -> str:
+            if column in zoned:  # a UTC time, whatever the session's zone (q.bound_param)
+                value = q.bound_param(value, "postgresql")
             return _literal(value, numeric.get(column), settings.db_type)
 
         # NiFi's order: the lower bounds, the Additional WHERE clause, then the upper bounds.

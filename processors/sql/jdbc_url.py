@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import re
+from typing import Any
 from urllib.parse import parse_qsl, quote, urlsplit
 
 import attrs
@@ -113,8 +114,16 @@ def sqlalchemy_url(url: str, user: str | None = None, password: str | None = Non
         hostport, *props = rest.split(";")
         settings = dict(p.split("=", 1) for p in props if "=" in p)
         lowered = {k.lower(): v for k, v in settings.items()}
-        database = lowered.get("databasename") or lowered.get("database") or ""
-        return f"{dialect}://{creds}{hostport}/{database}"
+        database = lowered.pop("databasename", None) or lowered.pop("database", None) or ""
+        lowered.pop("database", None)
+        given_user, given_password = lowered.pop("user", None), lowered.pop("password", None)
+        if not user and given_user:  # the driver's own: used when the properties are empty
+            creds = _credentials(given_user, password or given_password)
+        elif user and not password and given_password:
+            creds = _credentials(user, given_password)
+        options = pymssql_options(settings, transit_uri(url))
+        tail = "?" + "&".join(f"{k}={quote(v, safe='')}" for k, v in options.items())
+        return f"{dialect}://{creds}{hostport}/{database}{tail if options else ''}"
     parts = urlsplit(url[5:])
     query = dict(parse_qsl(parts.query))
     given_user, given_password = query.pop("user", None), query.pop("password", None)
@@ -180,6 +189,79 @@ def pymysql_options(query: dict[str, str], where: str) -> dict[str, str]:
             )
             raise ConfigurationError(msg)
     return out
+
+
+#: Microsoft JDBC driver options that tune the Java driver only (statement pooling, batching,
+#: send-string parameters, response buffering): accepted, no effect.
+_MSSQL_DRIVER_ONLY = frozenset(
+    {
+        "sendstringparametersasunicode",
+        "responsebuffering",
+        "selectmethod",
+        "statementpoolingcachesize",
+        "disablestatementpooling",
+        "usebulkcopyforbatchinsert",
+        "enableprepareonfirstpreparedstatementcall",
+        "serverpreparedstatementdiscardthreshold",
+        "packetsize",
+        "sendtimeasdatetime",
+    }
+)
+#: The options :func:`sqlalchemy_url` takes itself (database, credentials).
+_MSSQL_TAKEN = frozenset({"databasename", "database", "user", "password"})
+
+
+def pymssql_options(settings: dict[str, str], where: str) -> dict[str, str]:
+    """A SQL Server JDBC URL's options (Microsoft's driver's) as pymssql's.
+
+    ``encrypt`` is pymssql's ``encryption`` (false: off, true: require);
+    ``trustServerCertificate=true`` is what FreeTDS does without a CA file (it does not check
+    the certificate) and is accepted; ``loginTimeout`` (seconds) is ``login_timeout``;
+    ``applicationName`` is ``appname``; Java-only tuning is dropped.
+
+    Raises:
+        ConfigurationError: an option pymssql has no equivalent for (``encrypt=strict``,
+            ``trustServerCertificate=false`` among them: give a SQLAlchemy URL with pymssql's
+            arguments and FreeTDS's configuration).
+    """
+    out: dict[str, str] = {}
+    for given, value in settings.items():
+        key = given.lower()
+        flag = value.strip().lower()
+        if key in _MSSQL_TAKEN or key in _MSSQL_DRIVER_ONLY:
+            continue
+        if key == "encrypt" and flag in ("true", "false"):
+            out["encryption"] = "require" if flag == "true" else "off"
+        elif key == "trustservercertificate" and flag == "true":
+            continue
+        elif key == "logintimeout" and value.strip().isdigit():
+            out["login_timeout"] = value.strip()
+        elif key == "applicationname":
+            out["appname"] = value
+        else:
+            msg = (
+                f"Database Connection URL {where!r}: the option {given}={value!r} has no "
+                "equivalent in flowcore's driver (pymssql); remove it, or give a SQLAlchemy "
+                "URL (mssql+pymssql://...) with pymssql's arguments (docs/sql.md)"
+            )
+            raise ConfigurationError(msg)
+    return out
+
+
+def pymssql_connect_args(url: str) -> tuple[str, dict[str, Any]]:
+    """*url* without its ``login_timeout``, and pymssql's arguments with it as an integer.
+
+    SQLAlchemy's pymssql dialect passes a URL's query to ``pymssql.connect`` as strings;
+    pymssql wants its login timeout a number.
+    """
+    import sqlalchemy  # noqa: PLC0415 (only a pool imports it)
+
+    parsed = sqlalchemy.engine.make_url(url)
+    timeout = parsed.query.get("login_timeout")
+    if timeout is None:
+        return url, {}
+    text = parsed.difference_update_query(["login_timeout"]).render_as_string(hide_password=False)
+    return text, {"login_timeout": int(str(timeout))}
 
 
 def url_password(url: str) -> str | None:

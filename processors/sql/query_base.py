@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextvars
 import datetime
+import re
 import time
 import uuid
 from collections.abc import Mapping
@@ -207,11 +208,37 @@ def _columns(text: str | None) -> list[str]:
 
 
 def _text(value: Any) -> str:
-    """A maximum as NiFi keeps it: a timestamp as Java's ``Timestamp.toString`` writes it."""
-    if isinstance(value, datetime.datetime) and value.tzinfo is None:
+    """A maximum as NiFi keeps it: a timestamp as Java's ``Timestamp.toString`` writes it.
+
+    NiFi's getMaxValueFromRow reads TIMESTAMP and TIMESTAMP_WITH_TIMEZONE alike with
+    ``getTimestamp``: an instant, written in the JVM's zone with no offset. flowcore's zone is
+    UTC, so a timestamptz maximum is its UTC time (``2026-01-01 06:00:00.0``), which
+    :func:`bound_param` gives PostgreSQL as UTC whatever the session's time zone.
+    """
+    if isinstance(value, datetime.datetime):
+        if value.tzinfo is not None:
+            value = value.astimezone(datetime.UTC).replace(tzinfo=None)
         fraction = f"{value.microsecond:06d}".rstrip("0") or "0"
         return f"{value:%Y-%m-%d %H:%M:%S}.{fraction}"
     return str(value)
+
+
+#: A maximum in Java's Timestamp.toString form (no offset): :func:`_text`'s.
+_JAVA_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,9})?")
+
+
+def bound_param(value: str, dialect: str) -> str:
+    """A kept maximum as the parameter bounding its column on *dialect*.
+
+    On PostgreSQL a timestamp in Java's form gets ``+00``: a timestamptz column takes it as
+    the UTC time :func:`_text` wrote, not as the session's local time, and a timestamp
+    column ignores the offset (PostgreSQL drops a zone given for ``timestamp without time
+    zone``). State written before, in PostgreSQL's text with its offset
+    (``2026-01-01 01:00:00-05:00``), is taken as it is: right in any session zone too.
+    """
+    if dialect == "postgresql" and _JAVA_TIMESTAMP.fullmatch(value):
+        return value + "+00"
+    return value
 
 
 @attrs.frozen
@@ -388,8 +415,9 @@ class AbstractQueryDatabaseTable(SourceProcessor):
 
         if not params:
             return sql, None
-        style = pool.engine().dialect.paramstyle
-        return to_paramstyle(sql, style), named_args(params, style)
+        dialect = pool.engine().dialect
+        params = [bound_param(p, dialect.name) for p in params]
+        return to_paramstyle(sql, dialect.paramstyle), named_args(params, dialect.paramstyle)
 
     @classmethod
     def _execute(
@@ -663,8 +691,8 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         fragment_id = str(uuid.uuid5(uuid.NAMESPACE_URL, item.key))
         made: list[Any] = []
         index = 0
+        writer = self.result_writer(context, session)  # one for all: every fragment's schema
         while True:
-            writer = self.result_writer(context, session)
             flowfile = session.create()
             counted: list[int] = []
             description = cursor.description

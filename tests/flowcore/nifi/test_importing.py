@@ -520,3 +520,44 @@ def test_services_naming_each_other_in_a_cycle_fail_the_import(
     root = group("top", "Top", processors=[user], controllerServices=[front, back])
     with pytest.raises(NiFiImportError, match="name each other in a cycle"):
         Flow.from_nifi(download(root), type_map={"LookupUser": LookupUser})
+
+
+_PUT_S3 = "org.apache.nifi.processors.aws.s3.PutS3Object"
+
+
+def _put_s3(properties: dict[str, Any]) -> dict[str, Any]:
+    base = {"Bucket": "b", "Region": "us-east-1", "AWS Credentials Provider service": None}
+    return processor(
+        "p1", "Put", _PUT_S3, {**base, **properties},
+        autoTerminatedRelationships=["success", "failure"],
+    )  # fmt: skip
+
+
+def test_a_1x_aws_processors_keys_become_a_credentials_service() -> None:
+    """A NiFi 1.x PutS3Object's Access Key / Secret Key become a new
+    AWSCredentialsProviderControllerService it names (NiFi 2's migrateProperties), noted."""
+    keys = {"Access Key": "AKIA1", "Secret Key": "s3cr3t", "Credentials File": None}
+    imported = import_nifi(download(group("top", "Top", processors=[_put_s3(keys)])))
+    flow = imported.flow
+    (name,) = flow.services
+    service = flow.services[name]
+    assert type(service).__name__ == "AWSCredentialsProviderControllerService"
+    assert service.get_property("Access Key ID").value == "AKIA1"
+    assert service.get_property("Secret Key").value == "s3cr3t"
+    (put,) = flow.components
+    assert put.processor.configured["AWS Credentials Provider service"] == name
+    assert "Access Key" not in put.processor.configured
+    (note,) = imported.notes
+    assert "AWSCredentialsProviderControllerService" in note.note
+    assert "(Access Key, Secret Key)" in note.note
+
+
+def test_a_1x_aws_processor_without_keys_gets_anonymous_credentials() -> None:
+    """With neither keys nor a credentials file (1.x's anonymous access), the new service has
+    anonymous credentials, as NiFi 2's migration makes it; a 2.x processor is left alone."""
+    props = {"Access Key": None, "Secret Key": None}
+    imported = import_nifi(download(group("top", "Top", processors=[_put_s3(props)])))
+    (service,) = imported.flow.services.values()
+    assert service.get_property("anonymous-credentials").value == "true"
+    untouched = import_nifi(download(group("top", "Top", processors=[_put_s3({})])))
+    assert not untouched.flow.services

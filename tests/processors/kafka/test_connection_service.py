@@ -72,3 +72,20 @@ def test_missing_library_names_the_extra(monkeypatch):
     monkeypatch.setitem(sys.modules, "confluent_kafka", None)
     with pytest.raises(ConfigurationError, match=r"pip install 'flowcore\[kafka\]'"):
         import_kafka()
+
+
+def test_a_service_property_set_on_the_processor_says_where_nifi_2_keeps_it() -> None:
+    """Max Poll Records set on ConsumeKafka (or a client property on PublishKafka) names the
+    Kafka3ConnectionService, where NiFi 2 keeps it, not the flowcore-only 1.x property."""
+    from processors.kafka.consume_kafka import ConsumeKafka
+    from processors.kafka.publish_kafka import PublishKafka
+
+    consume = ConsumeKafka(
+        **{"Kafka Connection Service": "k", "Topics": "t", "Group ID": "g", "Max Poll Records": "5"}
+    )
+    (problem,) = [str(p) for p in consume.validate()]
+    assert "'Max Poll Records' is not a property of ConsumeKafka" in problem
+    assert "Kafka3ConnectionService" in problem
+    assert "(1.x)" not in problem
+    publish = PublishKafka(**{"Kafka Connection Service": "k", "Topic Name": "t"})
+    assert "Kafka3ConnectionService" in publish.unknown_property_message("Client Timeout")

@@ -583,3 +583,19 @@ def test_a_maximum_with_quotes_and_backslashes_never_ends_its_literal() -> None:
     assert _literal(value, False, "PostgreSQL") == "'x\\'' OR 1=1 -- '"
     assert _literal("9", False, "MySQL") == "'9'"
     assert _literal("9", True, "MySQL") == "9"
+
+
+def test_timestamptz_maximum_is_java_timestamp_text(postgres) -> None:
+    """A timestamptz maximum is kept as NiFi's Timestamp.toString in UTC, and its literal
+    carries +00 so the generated statement bounds the same instant in any session zone."""
+    postgres.execute("drop table if exists gtf_tz")
+    postgres.execute("create table gtf_tz (id integer not null, at timestamptz)")
+    postgres.execute("insert into gtf_tz values (0, '2026-01-01 01:00:00-05:00')")
+    runner = pg_runner_for(postgres, "gtf_tz", **{"Maximum-value Columns": "at"})
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    assert runner.state["gtf_tz@!@at"] == "2026-01-01 06:00:00.0"
+    assert out.content.decode() == (
+        "SELECT * FROM gtf_tz WHERE at <= '2026-01-01 06:00:00.0+00' ORDER BY at LIMIT 10000"
+    )
+    assert found(postgres, out) == 1

@@ -23,7 +23,7 @@ from processors.sql.jdbc_url import check_driver, sqlalchemy_url, transit_uri, u
         ("jdbc:oracle:thin:@//db:1521/svc", "oracle+oracledb://u:p%40ss@db:1521/?service_name=svc"),
         (
             "jdbc:sqlserver://db:1433;databaseName=sales;encrypt=false",
-            "mssql+pymssql://u:p%40ss@db:1433/sales",
+            "mssql+pymssql://u:p%40ss@db:1433/sales?encryption=off",
         ),
         ("jdbc:sqlite:/tmp/x.db", "sqlite:////tmp/x.db"),
         ("jdbc:sqlite::memory:", "sqlite://"),
@@ -202,3 +202,48 @@ def test_mysql_user_and_password_from_the_url() -> None:
         sqlalchemy_url("jdbc:mysql://h/db?user=shop&password=s%40c&rewriteBatchedStatements=true")
         == "mysql+pymysql://shop:s%40c@h/db"
     )
+
+
+def test_sqlserver_url_options() -> None:
+    """Microsoft's driver's options map to pymssql's (encrypt, loginTimeout as an integer,
+    applicationName); user and password from the URL when the properties are empty;
+    Java-only tuning and trustServerCertificate=true accepted without effect."""
+    import sqlalchemy
+
+    from processors.sql.jdbc_url import pymssql_connect_args
+
+    url = sqlalchemy_url(
+        "jdbc:sqlserver://db:1433;databaseName=sales;encrypt=true;trustServerCertificate=true;"
+        "loginTimeout=30;applicationName=Flow One;user=sa;password=p@ss;"
+        "sendStringParametersAsUnicode=false",
+    )
+    assert url == (
+        "mssql+pymssql://sa:p%40ss@db:1433/sales"
+        "?encryption=require&login_timeout=30&appname=Flow%20One"
+    )
+    url, args = pymssql_connect_args(url)
+    assert args == {"login_timeout": 30}
+    parsed = sqlalchemy.engine.make_url(url)
+    _, kwargs = parsed.get_dialect()().create_connect_args(parsed)
+    assert kwargs == {
+        "host": "db:1433",
+        "database": "sales",
+        "user": "sa",
+        "password": "p@ss",
+        "encryption": "require",
+        "appname": "Flow One",
+    }
+    assert sqlalchemy_url("jdbc:sqlserver://db;databaseName=s;user=x", "u", "p") == (
+        "mssql+pymssql://u:p@db/s"
+    )
+
+
+@pytest.mark.parametrize(
+    "option", ["encrypt=strict", "trustServerCertificate=false", "integratedSecurity=true"]
+)
+def test_sqlserver_url_options_without_pymssql_equivalent_are_refused(option: str) -> None:
+    """An option pymssql has no equivalent for is one line naming it and the way out."""
+    with pytest.raises(
+        ConfigurationError, match=rf"the option {option.split('=', maxsplit=1)[0]}=.*pymssql"
+    ):
+        sqlalchemy_url(f"jdbc:sqlserver://db:1433;databaseName=s;{option}", "u", "p")

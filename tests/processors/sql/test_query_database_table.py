@@ -625,3 +625,49 @@ def test_added_rows_auto_commit(postgres, auto_commit: str) -> None:
         ("qdt_autocommit", "2"),
         ("qdt_autocommit", "2"),
     ]
+
+
+def _tz_runner(postgres, zone: str) -> TestRunner:
+    """QueryDatabaseTable on tz_events, its sessions in time zone *zone*."""
+    runner = TestRunner(
+        QueryDatabaseTable(
+            **{
+                "Database Connection Pooling Service": "dbcp",
+                "Table Name": "tz_events",
+                "Maximum-value Columns": "at",
+            }
+        )
+    )
+    url = f"{postgres.jdbc_url}?options=-c%20TimeZone%3D{zone.replace('/', '%2F')}"
+    runner.add_service(
+        DBCPConnectionPool("dbcp", **{"Database Connection URL": url, "Database User": "postgres"})
+    )
+    return runner
+
+
+def test_postgres_timestamptz_maximum_is_java_timestamp_text(postgres) -> None:
+    """A timestamptz Maximum-value Column is kept (state, maxvalue.at) as NiFi's
+    Timestamp.toString in flowcore's zone (UTC), and bounds the next read right after the
+    session's time zone changes; state in PostgreSQL's old text form (with its offset) is
+    still read right."""
+    postgres.execute("drop table if exists tz_events")
+    postgres.execute("create table tz_events (id int, at timestamptz)")
+    postgres.execute(
+        "insert into tz_events values (1, '2026-01-01 00:00:00+00'), "
+        "(2, '2026-01-01 01:00:00-05:00')"
+    )
+    runner = _tz_runner(postgres, "America/New_York")
+    runner.run()
+    assert runner.state == {"tz_events@!@at": "2026-01-01 06:00:00.0"}
+    (out,) = runner.flowfiles_for("success")
+    assert out.attributes["maxvalue.at"] == "2026-01-01 06:00:00.0"
+    postgres.execute("insert into tz_events values (3, '2026-01-01 06:00:01+00')")
+    later = _tz_runner(postgres, "Asia/Tokyo")
+    later.set_state(dict(runner.state))
+    later.run()
+    assert [r["id"] for o in later.flowfiles_for("success") for r in _rows(o)] == [3]
+    assert later.state == {"tz_events@!@at": "2026-01-01 06:00:01.0"}
+    old = _tz_runner(postgres, "Asia/Tokyo")
+    old.set_state({"tz_events@!@at": "2026-01-01 01:00:00-05:00"})
+    old.run()
+    assert [r["id"] for o in old.flowfiles_for("success") for r in _rows(o)] == [3]

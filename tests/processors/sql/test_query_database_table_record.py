@@ -322,3 +322,67 @@ def test_postgres_object_types_are_written_as_nifi_does(postgres, monkeypatch, b
     assert streams == [binary]
     assert first == {"id": 1, **{name: value for name, _, _, value in types}}
     assert second == {"id": 2, **{name: None for name, _, _, _ in types}}
+
+
+def test_columns_null_in_the_first_fetch_keep_their_types(postgres, monkeypatch) -> None:
+    """Columns NULL in the first fetch (and first FlowFile) take their types from the
+    description, not the values: later chunks with values are written, and every FlowFile of
+    the query has one schema (NiFi's types come from the ResultSetMetaData)."""
+    from processors.sql import execute_sql_record
+
+    schemas: list[object] = []
+    write = execute_sql_record.RecordResults.write
+
+    def recording(self, out, description, rows):  # type: ignore[no-untyped-def]
+        count = write(self, out, description, rows)
+        schemas.append(self._schemas[1] if self._schemas else None)
+        return count
+
+    monkeypatch.setattr(execute_sql_record.RecordResults, "write", recording)
+    postgres.execute("drop table if exists nulls_first")
+    postgres.execute(
+        "create table nulls_first (id int primary key, n numeric(12, 2), u numeric, t text, "
+        "ts timestamp, b boolean, j jsonb)"
+    )
+    postgres.execute(
+        "insert into nulls_first select g, case when g > 4 then g + 0.5 end, "
+        "case when g > 4 then g end, case when g > 4 then 't' || g end, "
+        "case when g > 4 then timestamp '2026-01-01 01:02:03' end, "
+        "case when g > 4 then g % 2 = 0 end, case when g > 4 then '{\"k\": 1}'::jsonb end "
+        "from generate_series(1, 8) g"
+    )
+    runner = _pg_record_runner(
+        postgres,
+        "nulls_first",
+        **{"Maximum-value Columns": "id", "Fetch Size": "2", "Max Rows Per Flow File": "3"},
+    )
+    runner.run()
+    outs = runner.flowfiles_for("success")
+    records = [r for o in outs for r in json.loads(o.content)]
+    assert [o.attributes["record.count"] for o in outs] == ["3", "3", "2"]
+    assert records[0] == {
+        "id": 1,
+        "n": None,
+        "u": None,
+        "t": None,
+        "ts": None,
+        "b": None,
+        "j": None,
+    }
+    assert records[5] == {
+        "id": 6,
+        "n": 6.5,
+        "u": 6,
+        "t": "t6",
+        "ts": records[5]["ts"],
+        "b": True,
+        "j": '{"k": 1}',
+    }
+    assert records[5]["ts"] is not None
+    assert len({str(s) for s in schemas}) == 1
+    types = dict(zip(schemas[0].names, map(str, schemas[0].types), strict=True))
+    assert types["n"] == "decimal128(38, 2)"
+    assert types["t"] == "string"
+    assert types["ts"] == "timestamp[us]"
+    assert types["b"] == "bool"
+    assert types["j"] == "string"
