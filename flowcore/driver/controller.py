@@ -628,6 +628,7 @@ class Controller:
             unscheduled=self._unscheduled,
             sources_unscheduled=self.sources.unscheduled,
             sources_yielded=self.sources.yielded,
+            sources_list_failed=self.sources.list_failed,
             described=self.jobs.described,
             label=self._label,
             name_of=self._component_name,

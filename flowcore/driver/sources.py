@@ -21,6 +21,7 @@ from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.driver.schedules import Schedules
 from flowcore.engine._bulletins import redacting
 from flowcore.engine.wire import TaskResult
+from flowcore.errors import FlowcoreError
 from flowcore.parameters import redact
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
@@ -86,6 +87,8 @@ class SourceLister:
         self._yielded_empty: Counter[str] = Counter()  # consecutive yielded empty listings
         #: source id -> why a batch run stopped listing a source that was not exhausted
         self.yielded: dict[str, str] = {}
+        #: source id -> why its listing raised, for a batch run's one-line end (exit 2)
+        self.list_failed: dict[str, str] = {}
         # (source, item key) whose read failed in this run: a batch run lists them no more
         # (they stay unmarked, for the next run), so a file that cannot be read cannot
         # keep a batch run going for ever.
@@ -104,6 +107,8 @@ class SourceLister:
         """Whether *member* (a source) may still list work in this run."""
         if continuous:
             return True
+        if member.component_id in self.list_failed:
+            return False  # its listing raised: a batch run lists it no more
         processor = member.processor
         if isinstance(processor, SourceProcessor) and processor.unbounded:
             limit = self.settings.unbounded_source_batches
@@ -171,7 +176,7 @@ class SourceLister:
                 if not self.active(member, continuous) or self._resting(member.component_id):
                     break  # a source that yielded is not triggered again until its yield ends
                 with redacting(self._secrets(member)):
-                    listing, yielded = self._list(member, state)
+                    listing, yielded = self._list(member, state, continuous)
                 self._triggers[member.component_id] += 1
                 triggers += 1
                 state = listing.state
@@ -183,7 +188,7 @@ class SourceLister:
                 if not items:
                     if not yielded or continuous:
                         self._exhausted.add(member.component_id)
-                    else:
+                    elif member.component_id not in self.list_failed:
                         self._yielded_nothing(member)
                     break
                 self._yielded_empty.pop(member.component_id, None)
@@ -274,17 +279,28 @@ class SourceLister:
         )
         log.warning("%s '%s': %s", member.type_name, member.name, self.yielded[cid])
 
-    def _list(self, member: MemberPlan, state: Mapping[str, str]) -> tuple[WorkListing, bool]:
+    def _list(
+        self, member: MemberPlan, state: Mapping[str, str], continuous: bool = False
+    ) -> tuple[WorkListing, bool]:
         """One trigger of *member*'s listing, and whether it yielded; a yield holds it back.
 
         NiFi does not trigger a processor that called ``yield`` again for its Yield Duration
         (QueryDatabaseTable while its database is down): the items it listed still go on.
+        A listing that raises (S3's NoSuchBucket, SFTP's refused password, Kafka's brokers
+        unreachable, or any other exception) is NiFi's ``onTrigger`` that throws: an ERROR
+        bulletin names the processor and the system's message, the processor yields, and
+        the listing lists nothing (see :meth:`_listing_failed`).
         """
         processor = member.processor
         assert isinstance(processor, SourceProcessor)
         context = self._context_of(member)
         context.yielded, context.held_until = False, None
-        listing = processor.list_work(context, state)
+        try:
+            listing = processor.list_work(context, state)
+        except Exception as error:
+            context.yielded, context.held_until = True, None
+            self._listing_failed(member, error, continuous)
+            listing = WorkListing((), state)
         yielded = context.yielded
         if yielded:
             until = context.held_until
@@ -293,6 +309,34 @@ class SourceLister:
             )
             context.yielded, context.held_until = False, None
         return listing, yielded
+
+    def _listing_failed(self, member: MemberPlan, error: Exception, continuous: bool) -> None:
+        """*member*'s listing raised *error*: a bulletin, and a batch run stops listing it.
+
+        The bulletin names the processor and the system's message (secrets masked); the
+        traceback goes to the log file only, at DEBUG. A continuous run lists it again after
+        its yield, as NiFi triggers it again; a batch run stops listing it at once (the
+        mistake, a missing bucket or a refused password, is not fixed by waiting) and ends
+        with one line naming it (``RunResult.list_failed``): ``flowcore run`` exits with 2,
+        or 3 when FlowFiles are left queued.
+        """
+        cid = member.component_id
+        secrets = self._secrets(member)()
+        text = " ".join(str(error).split()) or "(no message)"
+        if not isinstance(error, FlowcoreError):
+            text = f"{type(error).__name__}: {text}"
+        text = redact(text, secrets)
+        message = f"{member.type_name} '{member.name}' could not list: {text}"
+        log.error("%s", message)
+        trace = "".join(format_exception(error))
+        log.debug("%s", redact(f"the listing of {member.name} raised\n{trace}", secrets))
+        self._report(Bulletin(now_ms(), cid, member.name, "ERROR", message))
+        if not continuous:
+            self._exhausted.add(cid)
+            self.list_failed[cid] = (
+                f"{member.type_name} '{member.name}' could not list: {text}; fix its "
+                "properties (or what they name) and run again"
+            )
 
     def _yield_ms(self, member: MemberPlan) -> int:
         """*member*'s Yield Duration in ms: its own, else the engine's."""
