@@ -19,7 +19,7 @@ from traceback import format_exception
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.driver.schedules import Schedules
-from flowcore.engine._bulletins import redacting
+from flowcore.engine._bulletins import log_once_per_reason, redacting
 from flowcore.engine.wire import TaskResult
 from flowcore.errors import FlowcoreError
 from flowcore.parameters import redact
@@ -314,7 +314,7 @@ class SourceLister:
         """*member*'s listing raised *error*: a bulletin, and a batch run stops listing it.
 
         The bulletin names the processor and the system's message (secrets masked); the
-        traceback goes to the log file only, at DEBUG. A continuous run lists it again after
+        traceback is logged at DEBUG only, never on stderr. A continuous run lists it again after
         its yield, as NiFi triggers it again; a batch run stops listing it at once (the
         mistake, a missing bucket or a refused password, is not fixed by waiting) and ends
         with one line naming it (``RunResult.list_failed``): ``flowcore run`` exits with 2,
@@ -327,7 +327,10 @@ class SourceLister:
             text = f"{type(error).__name__}: {text}"
         text = redact(text, secrets)
         message = f"{member.type_name} '{member.name}' could not list: {text}"
-        log.error("%s", message)
+        if continuous:  # stderr gets each reason once: the bulletins count every one
+            log_once_per_reason(log, message)
+        else:  # the run ends with this line (flowcore run): not twice on stderr
+            log.info("%s", message)
         trace = "".join(format_exception(error))
         log.debug("%s", redact(f"the listing of {member.name} raised\n{trace}", secrets))
         self._report(Bulletin(now_ms(), cid, member.name, "ERROR", message))
