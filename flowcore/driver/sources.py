@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from traceback import format_exception
@@ -43,6 +44,19 @@ MAX_SOURCE_TRIGGERS = 64
 #: it (``RunResult.yielded``) rather than end as finished having read nothing, and it does not
 #: wait for ever either. Each of those listings waits out the source's Yield Duration first.
 MAX_YIELDED_EMPTY_LISTINGS = 10
+
+
+class _LastError(logging.Handler):
+    """The last ERROR record a processor logs in this thread while the driver lists it."""
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self._thread = threading.get_ident()
+        self.message: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread == self._thread:
+            self.message = " ".join(record.getMessage().split())
 
 
 class SourceLister:
@@ -85,6 +99,8 @@ class SourceLister:
         self._triggers: Counter[str] = Counter()
         self._exhausted: set[str] = set()
         self._yielded_empty: Counter[str] = Counter()  # consecutive yielded empty listings
+        #: source id -> the last ERROR its listing logged (a yielded listing's reason)
+        self._last_error: dict[str, str] = {}
         #: source id -> why a batch run stopped listing a source that was not exhausted
         self.yielded: dict[str, str] = {}
         #: source id -> why its listing raised, for a batch run's one-line end (exit 2)
@@ -273,9 +289,11 @@ class SourceLister:
         if self._yielded_empty[cid] < MAX_YIELDED_EMPTY_LISTINGS:
             return
         self._exhausted.add(cid)
+        last = self._last_error.get(cid)
         self.yielded[cid] = (
             f"its listing yielded with nothing listed {MAX_YIELDED_EMPTY_LISTINGS} times in a "
-            "row (see the bulletins): it was not exhausted; fix what it reads and run again"
+            "row (see the bulletins): it was not exhausted; "
+            + ("fix what it reads and run again" if last is None else f"last error: {last}")
         )
         log.warning("%s '%s': %s", member.type_name, member.name, self.yielded[cid])
 
@@ -295,12 +313,21 @@ class SourceLister:
         assert isinstance(processor, SourceProcessor)
         context = self._context_of(member)
         context.yielded, context.held_until = False, None
+        caught = _LastError()
+        logging.getLogger("flowcore.processors").addHandler(caught)
         try:
             listing = processor.list_work(context, state)
         except Exception as error:
             context.yielded, context.held_until = True, None
             self._listing_failed(member, error, continuous)
             listing = WorkListing((), state)
+        finally:
+            logging.getLogger("flowcore.processors").removeHandler(caught)
+        if caught.message is not None:  # QueryDatabaseTable's refused connection: it yielded
+            self._last_error[member.component_id] = caught.message
+            self._report(
+                Bulletin(now_ms(), member.component_id, member.name, "ERROR", caught.message)
+            )
         yielded = context.yielded
         if yielded:
             until = context.held_until
