@@ -49,6 +49,8 @@ MAX_YIELDED_EMPTY_LISTINGS = 10
 class _LastError(logging.Handler):
     """The last ERROR record a processor logs in this thread while the driver lists it."""
 
+    observes_only = True  # writes nothing: stderr still gets the record once per reason
+
     def __init__(self) -> None:
         super().__init__(logging.ERROR)
         self._thread = threading.get_ident()
@@ -295,7 +297,8 @@ class SourceLister:
             "row (see the bulletins): it was not exhausted; "
             + ("fix what it reads and run again" if last is None else f"last error: {last}")
         )
-        log.warning("%s '%s': %s", member.type_name, member.name, self.yielded[cid])
+        # the batch run's end prints it (a stuck: line): not twice on stderr
+        log.info("%s '%s': %s", member.type_name, member.name, self.yielded[cid])
 
     def _list(
         self, member: MemberPlan, state: Mapping[str, str], continuous: bool = False

@@ -344,10 +344,17 @@ def redacting(secrets: Callable[[], list[str]]) -> Iterator[None]:
 
 
 def _handled_elsewhere(record: logging.LogRecord) -> bool:
-    """Whether a handler other than this module's sees *record* (as ``callHandlers`` walks)."""
+    """Whether a handler other than this module's sees *record* (as ``callHandlers`` walks).
+
+    A handler with ``observes_only`` set (the driver noting a listing's last error) writes
+    nothing anywhere, so it does not count.
+    """
     logger: logging.Logger | None = logging.getLogger(record.name)
     while logger is not None:
-        if any(not isinstance(h, _ToBulletins) for h in logger.handlers):
+        if any(
+            not isinstance(h, _ToBulletins) and not getattr(h, "observes_only", False)
+            for h in logger.handlers
+        ):
             return True
         logger = logger.parent if logger.propagate else None
     return False
