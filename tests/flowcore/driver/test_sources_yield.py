@@ -101,6 +101,7 @@ class FlakyTable(SourceProcessor):
     def list_work(self, context, state):  # type: ignore[no-untyped-def]
         FlakyTable.listings += 1
         if FlakyTable.listings <= self.down:
+            context.logger.error("Unable to list new rows of t: connection refused (%d)", 1)
             context.yield_()
             return WorkListing((), state)
         if state.get("done"):
@@ -139,6 +140,12 @@ def test_a_bounded_source_that_keeps_yielding_nothing_ends_the_run_unfinished(
     assert not result.finished
     assert "yielded with nothing listed" in result.yielded["table"]
     assert "table stopped listing: its listing yielded" in result.summary()
+    # the last error its listing logged ends the line, and each is a bulletin
+    assert result.yielded["table"].endswith(
+        "last error: Unable to list new rows of t: connection refused (1)"
+    )
+    errors = [b for b in result.bulletins if b.level == "ERROR"]
+    assert len(errors) == MAX_YIELDED_EMPTY_LISTINGS
 
 
 def test_a_rest_over_before_the_run_looks_still_lists_again(tmp_path: Path) -> None:
