@@ -31,7 +31,7 @@ from flowcore.settings import Settings
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.records import Bulletin
 
-__all__ = ["MAX_SOURCE_TRIGGERS", "MAX_YIELDED_EMPTY_LISTINGS", "SourceLister"]
+__all__ = ["FIX_LISTING", "MAX_SOURCE_TRIGGERS", "MAX_YIELDED_EMPTY_LISTINGS", "SourceLister"]
 
 log = logging.getLogger(__name__)
 
@@ -44,6 +44,10 @@ MAX_SOURCE_TRIGGERS = 64
 #: it (``RunResult.yielded``) rather than end as finished having read nothing, and it does not
 #: wait for ever either. Each of those listings waits out the source's Yield Duration first.
 MAX_YIELDED_EMPTY_LISTINGS = 10
+
+
+#: What a batch run's line for a source whose listing raised a library's error ends with.
+FIX_LISTING = "; fix its properties (or what they name) and run again"
 
 
 class _LastError(logging.Handler):
@@ -366,9 +370,10 @@ class SourceLister:
         self._report(Bulletin(now_ms(), cid, member.name, "ERROR", message))
         if not continuous:
             self._exhausted.add(cid)
+            # flowcore's own errors say what to fix already; a library's say what failed
+            fix = "" if isinstance(error, FlowcoreError) else FIX_LISTING
             self.list_failed[cid] = (
-                f"{member.type_name} '{member.name}' could not list: {text}; fix its "
-                "properties (or what they name) and run again"
+                f"{member.type_name} '{member.name}' could not list: {text}{fix}"
             )
 
     def _yield_ms(self, member: MemberPlan) -> int:
