@@ -12,6 +12,7 @@ from rich.table import Table
 
 from flowcore.cli._argv import SERVER_ENV
 from flowcore.cli._common import (
+    USER_ERROR,
     apply_parameters,
     console,
     errors,
@@ -106,6 +107,8 @@ def run_here(
     status = 0  # a continuous run stopped on request: what follows is a report
     if not args.continuous and not result.finished:
         status = EXIT_STUCK  # first: a later run may finish that work; failure is done with
+    elif not args.continuous and result.list_failed:
+        status = USER_ERROR  # a source's listing raised: a missing bucket, a refused password
     elif not args.continuous and result.failed:
         status = EXIT_FAILED
     if stopped() and not args.continuous:
@@ -159,6 +162,9 @@ def run_here(
                 highlight=False,
                 soft_wrap=True,
             )
+    for why in result.list_failed.values():
+        if not args.continuous:
+            errors.print(f"error: {why}", markup=False, highlight=False, soft_wrap=True)
     for line in result.failure_lines():
         errors.print(f"failed: {line}", markup=False, highlight=False, soft_wrap=True)
     return status

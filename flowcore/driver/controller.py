@@ -24,7 +24,7 @@ from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.compiler.stages import CompiledFlow, Stage, compile_flow
 from flowcore.controller_service import enabled_service
 from flowcore.driver.commit import commit_stage_run
-from flowcore.driver.identity import claim_repository
+from flowcore.driver.identity import check_owner, claim_repository
 from flowcore.driver.live_status import (
     RunTracker,
     Waiting,
@@ -628,6 +628,7 @@ class Controller:
             unscheduled=self._unscheduled,
             sources_unscheduled=self.sources.unscheduled,
             sources_yielded=self.sources.yielded,
+            sources_list_failed=self.sources.list_failed,
             described=self.jobs.described,
             label=self._label,
             name_of=self._component_name,
@@ -666,18 +667,25 @@ def run_flow(
 
     compiled = compile_flow(flow)
     settings = settings or Settings()
-    chosen = (
-        make_runner(
-            runner,
-            master=master,
-            conf=conf,
-            spark=spark,
-            connect_timeout=settings.spark_connect_timeout_seconds,
-        )
-        if isinstance(runner, str)
-        else runner
-    )
+    # The repository first: one in use, damaged or another flow's is refused before Spark
+    # starts (a refused run said so after the seconds a session takes to start).
     repositories = RepositorySet.open(repository, settings)
+    try:
+        check_owner(compiled.flow, repositories.flowfiles, repositories.directory)
+        chosen = (
+            make_runner(
+                runner,
+                master=master,
+                conf=conf,
+                spark=spark,
+                connect_timeout=settings.spark_connect_timeout_seconds,
+            )
+            if isinstance(runner, str)
+            else runner
+        )
+    except BaseException:
+        repositories.close()
+        raise
     try:
         controller = Controller(compiled, chosen, repositories, settings)
         return controller.run(continuous=continuous, progress=progress, should_stop=should_stop)

@@ -41,6 +41,7 @@ __all__ = [
     "FlowRecord",
     "OrphanQueue",
     "adopt_repository",
+    "check_owner",
     "claim_repository",
     "orphan_queues",
 ]
@@ -353,6 +354,28 @@ def _describe_orphans(orphans: Iterable[OrphanQueue], directory: Path, flow: str
     )
 
 
+def check_owner(
+    flow: FlowDefinition, wal: WriteAheadFlowFileRepository, directory: str | Path
+) -> FlowRecord | None:
+    """The repository's flow record, after checking it is *flow*'s (or no flow's yet).
+
+    Cheap and changing nothing: a run checks it before it starts Spark (a refused run said
+    so after the 14 s a session takes to start).
+
+    Raises:
+        FlowIdentityError: another flow owns the repository.
+    """
+    record = read_record(wal)
+    if record is not None and record.flow != flow.name:
+        msg = (
+            f"repository {Path(directory)} belongs to flow {record.flow!r}, not {flow.name!r}: run "
+            f"{flow.name!r} with another --repository, or hand this one over with "
+            f"`flowcore adopt FLOW --repository {Path(directory)}`"
+        )
+        raise FlowIdentityError(msg)
+    return record
+
+
 def claim_repository(
     flow: FlowDefinition, wal: WriteAheadFlowFileRepository, directory: str | Path
 ) -> tuple[FlowDefinition, dict[str, str]]:
@@ -366,15 +389,8 @@ def claim_repository(
         FlowIdentityError: another flow owns the repository, or a queue holding FlowFiles
             belongs to a connection the flow no longer has; nothing was changed.
     """
-    record = read_record(wal)
+    record = check_owner(flow, wal, directory)
     directory = Path(directory)
-    if record is not None and record.flow != flow.name:
-        msg = (
-            f"repository {directory} belongs to flow {record.flow!r}, not {flow.name!r}: run "
-            f"{flow.name!r} with another --repository, or hand this one over with "
-            f"`flowcore adopt FLOW --repository {directory}`"
-        )
-        raise FlowIdentityError(msg)
     flow, renamed = _reconcile(record, flow)
     orphans = orphan_queues(record, flow, wal)
     if orphans:

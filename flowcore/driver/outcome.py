@@ -45,6 +45,8 @@ class RunRecord:
         sources_unscheduled: component id -> why the driver could not schedule a source.
         sources_yielded: component id -> why a batch run stopped listing a source that was
             not exhausted (its listing kept yielding with nothing listed).
+        sources_list_failed: component id -> why a source's listing raised (a batch run
+            stopped listing it).
         described: what the runner did for each stage's last run, by stage id.
         label: a queue's name for people (its connection described).
         name_of: a component's name from its id.
@@ -64,6 +66,7 @@ class RunRecord:
     unscheduled: Mapping[str, str]
     sources_unscheduled: Mapping[str, str]
     sources_yielded: Mapping[str, str]
+    sources_list_failed: Mapping[str, str]
     described: Mapping[str, str]
     label: Callable[[str], str]
     name_of: Callable[[str], str]
@@ -128,6 +131,7 @@ def run_result(
             if c not in readers  # a stuck queue's reason names it already
         },
         yielded={record.name_of(c): why for c, why in record.sources_yielded.items()},
+        list_failed={record.name_of(c): why for c, why in record.sources_list_failed.items()},
         plan=explain_run(record.compiled, runner.name, record.settings, record.described),
         sinks={k: dict(v) for k, v in sinks.items()},
         master=runner.master,

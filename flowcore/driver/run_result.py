@@ -347,6 +347,9 @@ class RunResult:
         yielded: per source name, why a batch run stopped listing a bounded source that was
             not exhausted: its listing yielded with nothing listed time after time
             (QueryDatabaseTable while its database is down). The run could not finish.
+        list_failed: per source name, one line saying why its listing raised (a missing
+            bucket, a refused password) and what to fix: a batch run stopped listing it, and
+            ``flowcore run`` ends with that line and exits with 2 (3 when FlowFiles are left).
         disabled: per connection label in *queued*, the name of the disabled processor its
             FlowFiles wait for. That is what the flow says (NiFi's DISABLED state), not work
             the run failed to do: they are in *queued* but not in *stuck*.
@@ -390,6 +393,7 @@ class RunResult:
     stuck: dict[str, str] = attrs.field(factory=dict)
     unscheduled: dict[str, str] = attrs.field(factory=dict)
     yielded: dict[str, str] = attrs.field(factory=dict)
+    list_failed: dict[str, str] = attrs.field(factory=dict)
     master: str | None = None
     disabled: dict[str, str] = attrs.field(factory=dict)
     dead_ends: dict[str, str] = attrs.field(factory=dict)
@@ -480,6 +484,7 @@ class RunResult:
             for name, why in self.unscheduled.items()
         )
         lines.extend(f"  {name} stopped listing: {why}" for name, why in self.yielded.items())
+        lines.extend(f"  error: {why}" for why in self.list_failed.values())
         lines.extend(f"  failed: {line}" for line in self.failure_lines())
         if self.pending_after_commit:
             lines.append(

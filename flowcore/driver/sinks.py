@@ -44,7 +44,7 @@ import attrs
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.driver.after_commit import AfterCommitRunner
-from flowcore.engine._bulletins import redacting
+from flowcore.engine._bulletins import log_once_per_reason, redacting
 from flowcore.engine.wire import TaskResult
 from flowcore.errors import AfterCommitRetry, ConfigurationError
 from flowcore.parameters import redact
@@ -326,15 +326,19 @@ class Sinks:
         self._report(component_id, error, f"carry out {count} after-commit action(s)")
 
     def _report(self, component_id: str, error: BaseException, what: str) -> None:
-        """An error bulletin saying what *component_id* could not do."""
+        """An error bulletin saying what *component_id* could not do.
+
+        One line (a database refusing the password is the user's to fix, not a traceback):
+        written to stderr once per reason when nothing else handles the log; the traceback
+        is logged at DEBUG only, secrets masked.
+        """
         member = self._all.get(component_id)
         name = component_id if member is None else member.name or member.type_name
         secrets = [] if member is None else self._secrets(member)()
-        problem = redact(f"{name} could not {what}: {type(error).__name__}: {error}", secrets)
-        if secrets:  # the traceback repeats the error's text: masked as well
-            LOG.error("%s\n%s", problem, redact("".join(format_exception(error)), secrets))
-        else:
-            LOG.error("%s", problem, exc_info=error)
+        text = " ".join(str(error).split()) or "(no message)"
+        problem = redact(f"{name} could not {what}: {type(error).__name__}: {text}", secrets)
+        log_once_per_reason(LOG, problem)
+        LOG.debug("%s", redact("".join(format_exception(error)), secrets))
         self.repos.add_bulletins([Bulletin(now_ms(), component_id, name, "ERROR", problem)])
 
     def sweep_attempts(self) -> list[Finding]:

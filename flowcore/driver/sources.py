@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import logging
 import math
+import threading
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from traceback import format_exception
@@ -19,8 +20,9 @@ from traceback import format_exception
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.driver.schedules import Schedules
-from flowcore.engine._bulletins import redacting
+from flowcore.engine._bulletins import log_once_per_reason, redacting
 from flowcore.engine.wire import TaskResult
+from flowcore.errors import FlowcoreError
 from flowcore.parameters import redact
 from flowcore.process_context import ProcessContext
 from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
@@ -29,7 +31,7 @@ from flowcore.settings import Settings
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.records import Bulletin
 
-__all__ = ["MAX_SOURCE_TRIGGERS", "MAX_YIELDED_EMPTY_LISTINGS", "SourceLister"]
+__all__ = ["FIX_LISTING", "MAX_SOURCE_TRIGGERS", "MAX_YIELDED_EMPTY_LISTINGS", "SourceLister"]
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +44,25 @@ MAX_SOURCE_TRIGGERS = 64
 #: it (``RunResult.yielded``) rather than end as finished having read nothing, and it does not
 #: wait for ever either. Each of those listings waits out the source's Yield Duration first.
 MAX_YIELDED_EMPTY_LISTINGS = 10
+
+
+#: What a batch run's line for a source whose listing raised a library's error ends with.
+FIX_LISTING = "; fix its properties (or what they name) and run again"
+
+
+class _LastError(logging.Handler):
+    """The last ERROR record a processor logs in this thread while the driver lists it."""
+
+    observes_only = True  # writes nothing: stderr still gets the record once per reason
+
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self._thread = threading.get_ident()
+        self.message: str | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.thread == self._thread:
+            self.message = " ".join(record.getMessage().split())
 
 
 class SourceLister:
@@ -84,8 +105,12 @@ class SourceLister:
         self._triggers: Counter[str] = Counter()
         self._exhausted: set[str] = set()
         self._yielded_empty: Counter[str] = Counter()  # consecutive yielded empty listings
+        #: source id -> the last ERROR its listing logged (a yielded listing's reason)
+        self._last_error: dict[str, str] = {}
         #: source id -> why a batch run stopped listing a source that was not exhausted
         self.yielded: dict[str, str] = {}
+        #: source id -> why its listing raised, for a batch run's one-line end (exit 2)
+        self.list_failed: dict[str, str] = {}
         # (source, item key) whose read failed in this run: a batch run lists them no more
         # (they stay unmarked, for the next run), so a file that cannot be read cannot
         # keep a batch run going for ever.
@@ -104,6 +129,8 @@ class SourceLister:
         """Whether *member* (a source) may still list work in this run."""
         if continuous:
             return True
+        if member.component_id in self.list_failed:
+            return False  # its listing raised: a batch run lists it no more
         processor = member.processor
         if isinstance(processor, SourceProcessor) and processor.unbounded:
             limit = self.settings.unbounded_source_batches
@@ -171,7 +198,7 @@ class SourceLister:
                 if not self.active(member, continuous) or self._resting(member.component_id):
                     break  # a source that yielded is not triggered again until its yield ends
                 with redacting(self._secrets(member)):
-                    listing, yielded = self._list(member, state)
+                    listing, yielded = self._list(member, state, continuous)
                 self._triggers[member.component_id] += 1
                 triggers += 1
                 state = listing.state
@@ -183,7 +210,7 @@ class SourceLister:
                 if not items:
                     if not yielded or continuous:
                         self._exhausted.add(member.component_id)
-                    else:
+                    elif member.component_id not in self.list_failed:
                         self._yielded_nothing(member)
                     break
                 self._yielded_empty.pop(member.component_id, None)
@@ -268,23 +295,46 @@ class SourceLister:
         if self._yielded_empty[cid] < MAX_YIELDED_EMPTY_LISTINGS:
             return
         self._exhausted.add(cid)
+        last = self._last_error.get(cid)
         self.yielded[cid] = (
             f"its listing yielded with nothing listed {MAX_YIELDED_EMPTY_LISTINGS} times in a "
-            "row (see the bulletins): it was not exhausted; fix what it reads and run again"
+            "row (see the bulletins): it was not exhausted; "
+            + ("fix what it reads and run again" if last is None else f"last error: {last}")
         )
-        log.warning("%s '%s': %s", member.type_name, member.name, self.yielded[cid])
+        # the batch run's end prints it (a stuck: line): not twice on stderr
+        log.info("%s '%s': %s", member.type_name, member.name, self.yielded[cid])
 
-    def _list(self, member: MemberPlan, state: Mapping[str, str]) -> tuple[WorkListing, bool]:
+    def _list(
+        self, member: MemberPlan, state: Mapping[str, str], continuous: bool = False
+    ) -> tuple[WorkListing, bool]:
         """One trigger of *member*'s listing, and whether it yielded; a yield holds it back.
 
         NiFi does not trigger a processor that called ``yield`` again for its Yield Duration
         (QueryDatabaseTable while its database is down): the items it listed still go on.
+        A listing that raises (S3's NoSuchBucket, SFTP's refused password, Kafka's brokers
+        unreachable, or any other exception) is NiFi's ``onTrigger`` that throws: an ERROR
+        bulletin names the processor and the system's message, the processor yields, and
+        the listing lists nothing (see :meth:`_listing_failed`).
         """
         processor = member.processor
         assert isinstance(processor, SourceProcessor)
         context = self._context_of(member)
         context.yielded, context.held_until = False, None
-        listing = processor.list_work(context, state)
+        caught = _LastError()
+        logging.getLogger("flowcore.processors").addHandler(caught)
+        try:
+            listing = processor.list_work(context, state)
+        except Exception as error:
+            context.yielded, context.held_until = True, None
+            self._listing_failed(member, error, continuous)
+            listing = WorkListing((), state)
+        finally:
+            logging.getLogger("flowcore.processors").removeHandler(caught)
+        if caught.message is not None:  # QueryDatabaseTable's refused connection: it yielded
+            self._last_error[member.component_id] = caught.message
+            self._report(
+                Bulletin(now_ms(), member.component_id, member.name, "ERROR", caught.message)
+            )
         yielded = context.yielded
         if yielded:
             until = context.held_until
@@ -293,6 +343,38 @@ class SourceLister:
             )
             context.yielded, context.held_until = False, None
         return listing, yielded
+
+    def _listing_failed(self, member: MemberPlan, error: Exception, continuous: bool) -> None:
+        """*member*'s listing raised *error*: a bulletin, and a batch run stops listing it.
+
+        The bulletin names the processor and the system's message (secrets masked); the
+        traceback is logged at DEBUG only, never on stderr. A continuous run lists it again after
+        its yield, as NiFi triggers it again; a batch run stops listing it at once (the
+        mistake, a missing bucket or a refused password, is not fixed by waiting) and ends
+        with one line naming it (``RunResult.list_failed``): ``flowcore run`` exits with 2,
+        or 3 when FlowFiles are left queued.
+        """
+        cid = member.component_id
+        secrets = self._secrets(member)()
+        text = " ".join(str(error).split()) or "(no message)"
+        if not isinstance(error, FlowcoreError):
+            text = f"{type(error).__name__}: {text}"
+        text = redact(text, secrets)
+        message = f"{member.type_name} '{member.name}' could not list: {text}"
+        if continuous:  # stderr gets each reason once: the bulletins count every one
+            log_once_per_reason(log, message)
+        else:  # the run ends with this line (flowcore run): not twice on stderr
+            log.info("%s", message)
+        trace = "".join(format_exception(error))
+        log.debug("%s", redact(f"the listing of {member.name} raised\n{trace}", secrets))
+        self._report(Bulletin(now_ms(), cid, member.name, "ERROR", message))
+        if not continuous:
+            self._exhausted.add(cid)
+            # flowcore's own errors say what to fix already; a library's say what failed
+            fix = "" if isinstance(error, FlowcoreError) else FIX_LISTING
+            self.list_failed[cid] = (
+                f"{member.type_name} '{member.name}' could not list: {text}{fix}"
+            )
 
     def _yield_ms(self, member: MemberPlan) -> int:
         """*member*'s Yield Duration in ms: its own, else the engine's."""

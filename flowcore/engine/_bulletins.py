@@ -18,7 +18,8 @@ write: 1,452 identical errors) must neither bury the run's output nor lose count
   in the bulletins alone (``flowcore run`` sums them into one line per reason);
 - of the records Python would write to stderr for want of any logging configured
   (``logging.lastResort``), only the first of each reason in a process is written: the rest are
-  bulletins. An application that configures logging gets every record, as before.
+  bulletins (a source's errors while the driver lists it are written once per reason too).
+  An application that configures logging gets every record, as before.
 
 Every record logged while a processor runs, at any level and by any logger (its own, a
 module's ``__name__`` logger, a library's), loses the processor's secrets (its sensitive values
@@ -188,7 +189,9 @@ class _ToBulletins(logging.Handler):
         last = logging.lastResort
         if last is None or record.levelno < last.level or _handled_elsewhere(record):
             return
-        if member is not None:
+        if member is not None or record.levelno >= logging.ERROR:
+            # a member's records, and the driver's listings' errors (QueryDatabaseTable's
+            # refused connection at each of a batch run's retries): once per reason
             if (record.name, key) in _WRITTEN:
                 return
             if len(_WRITTEN) >= MAX_WRITTEN_REASONS:
@@ -341,10 +344,17 @@ def redacting(secrets: Callable[[], list[str]]) -> Iterator[None]:
 
 
 def _handled_elsewhere(record: logging.LogRecord) -> bool:
-    """Whether a handler other than this module's sees *record* (as ``callHandlers`` walks)."""
+    """Whether a handler other than this module's sees *record* (as ``callHandlers`` walks).
+
+    A handler with ``observes_only`` set (the driver noting a listing's last error) writes
+    nothing anywhere, so it does not count.
+    """
     logger: logging.Logger | None = logging.getLogger(record.name)
     while logger is not None:
-        if any(not isinstance(h, _ToBulletins) for h in logger.handlers):
+        if any(
+            not isinstance(h, _ToBulletins) and not getattr(h, "observes_only", False)
+            for h in logger.handlers
+        ):
             return True
         logger = logger.parent if logger.propagate else None
     return False

@@ -15,6 +15,7 @@ private one made from its 1.x properties, so the librdkafka configuration is bui
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from typing import Any
 
@@ -31,7 +32,9 @@ from flowcore.validators import (
 __all__ = [
     "KAFKA_CONNECTION_SERVICE",
     "LEGACY_CONNECTION",
+    "LIBRDKAFKA_LOG",
     "Kafka3ConnectionService",
+    "LibrdkafkaLog",
     "connection_for",
     "import_kafka",
     "legacy_problems",
@@ -185,14 +188,48 @@ class Kafka3ConnectionService(ControllerService):
         self.ack_wait = (value(ACK_WAIT_TIME).as_time_period("ms") or 5000) / 1000
 
     def client_config(self, **more: Any) -> dict[str, Any]:
-        """A fresh librdkafka configuration: this service's, plus *more*."""
-        return {**self.config, **more}
+        """A fresh librdkafka configuration: this service's, plus *more*.
+
+        librdkafka's own log lines go to Python logging (:class:`LibrdkafkaLog`), not to
+        stderr: unreachable brokers made 96 ``%3|...|FAIL|...`` lines before the one line
+        that says so.
+        """
+        return {"logger": LibrdkafkaLog(), **self.config, **more}
 
     @property
     def transit_uri_base(self) -> str:
         """``kafka://host:port`` of the first bootstrap server, for provenance transit URIs."""
         first = str(self.config["bootstrap.servers"]).split(",")[0].strip()
         return f"kafka://{first}"
+
+
+#: librdkafka's log lines, as Python records (confluent-kafka's ``logger`` setting)
+LIBRDKAFKA_LOG = logging.getLogger("flowcore.processors.librdkafka")
+LIBRDKAFKA_LOG.addHandler(logging.NullHandler())  # never Python's last resort: stderr
+
+
+class LibrdkafkaLog:
+    """confluent-kafka's ``logger``: librdkafka's lines to :data:`LIBRDKAFKA_LOG`, a level down.
+
+    librdkafka logs each failed attempt to reach a broker at LOG_ERR (``FAIL``), again and
+    again while it retries; what the client finally fails with, the processor reports in one
+    line (ConsumeKafka's listing, PublishKafka's ``failure``). Kafka's Java client, NiFi's,
+    logs such attempts at WARN: so its ERROR and CRITICAL lines are WARNING records here, its
+    warnings INFO and the rest DEBUG. Under ``flowcore.processors`` they become the running
+    processor's bulletins (the bulletin level is WARNING); the logger's NullHandler keeps them
+    off stderr when nothing else is configured, and an application that configures logging
+    gets them all.
+    """
+
+    def log(self, level: int, msg: str, *args: Any) -> None:
+        """Called by confluent-kafka per librdkafka line (``"%s [%s] %s"``: fac, name, buf)."""
+        if level >= logging.ERROR:
+            level = logging.WARNING
+        elif level >= logging.WARNING:
+            level = logging.INFO
+        else:
+            level = logging.DEBUG
+        LIBRDKAFKA_LOG.log(level, "librdkafka " + msg, *args)
 
 
 def _ssl_config(service: Any) -> dict[str, str]:

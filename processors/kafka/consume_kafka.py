@@ -220,16 +220,18 @@ class ConsumeKafka(SourceProcessor):
             consumer = self._prober = import_kafka().Consumer(service.client_config(**config))
         return consumer
 
-    def _topics(self, context: ProcessContext, consumer: Any, timeout: float) -> list[Any]:
+    def _topics(
+        self, context: ProcessContext, consumer: Any, service: Kafka3ConnectionService
+    ) -> list[Any]:
         """The topics' metadata: the names given, or every topic matching the pattern."""
         spec = context.get_property(TOPICS).evaluate_attribute_expressions({}).value or ""
         if context.get_property(TOPIC_FORMAT).value == "pattern":
             pattern = re.compile(spec.strip())
-            metadata = _metadata(consumer, None, timeout)
+            metadata = _metadata(consumer, None, service)
             return [t for n, t in sorted(metadata.topics.items()) if pattern.fullmatch(n)]
         found = []
         for name in (n.strip() for n in spec.split(",") if n.strip()):
-            topic = _metadata(consumer, name, timeout).topics.get(name)
+            topic = _metadata(consumer, name, service).topics.get(name)
             if topic is None or topic.error is not None:
                 cause = topic.error.str() if topic is not None else "not found"
                 msg = f"Kafka topic {name!r} cannot be consumed: {cause}"
@@ -258,7 +260,7 @@ class ConsumeKafka(SourceProcessor):
         timeout = service.metadata_wait
         if commit_group and state and context.get_property(COMMIT_OFFSETS).as_boolean():
             commit_to_group(kafka, consumer, state)
-        marks = watermarks(kafka, consumer, self._topics(context, consumer, timeout), timeout)
+        marks = watermarks(kafka, consumer, self._topics(context, consumer, service), timeout)
         reset = context.get_property(AUTO_OFFSET_RESET).value or "latest"
         self._seen = (marks, reset, service.max_poll_records)
         return list_ranges(
@@ -552,7 +554,7 @@ class ConsumeKafka(SourceProcessor):
         known = self._reader_topics
         for topic in dict.fromkeys(item.payload["topic"] for item in items):
             if topic not in known:
-                _metadata(consumer, topic, service.metadata_wait)
+                _metadata(consumer, topic, service)
                 known.add(topic)
         warn = functools.partial(self._warn_once, context)
         return fetch_ranges(import_kafka(), consumer, items, service.client_timeout, warn)
@@ -691,10 +693,20 @@ def _key_attribute(encoding: str | None, key: bytes | None) -> str | None:
     return key.decode("utf-8", "replace")
 
 
-def _metadata(consumer: Any, topic: str | None, timeout: float) -> Any:
+def _metadata(consumer: Any, topic: str | None, service: Kafka3ConnectionService) -> Any:
+    """The cluster's (or *topic*'s) metadata.
+
+    Brokers that do not answer are named, with where they are set (the service's Bootstrap
+    Servers), as docs/kafka.md says.
+    """
     kafka = import_kafka()
+    timeout = service.metadata_wait
     try:
         return consumer.list_topics(topic, timeout=timeout)
     except kafka.KafkaException as ex:
-        msg = f"Kafka brokers unreachable (metadata within {timeout:g} s): {ex.args[0].str()}"
+        msg = (
+            f"Kafka brokers {service.config['bootstrap.servers']} unreachable (no metadata "
+            f"within {timeout:g} s): {ex.args[0].str()}; check Bootstrap Servers of "
+            f"Kafka3ConnectionService '{service.name}' and that the brokers run"
+        )
         raise ProcessException(msg) from None

@@ -492,7 +492,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
     def list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """The listing, or none while the database cannot answer (logged; NiFi yields)."""
         from flowcore.errors import ConfigurationError  # noqa: PLC0415
-        from processors.sql.statements import describe_error  # noqa: PLC0415
+        from processors.sql.statements import describe_error, listing_fix  # noqa: PLC0415
 
         token = _LISTING_TIMEOUT.set(_max_wait(context))
         try:
@@ -501,8 +501,12 @@ class AbstractQueryDatabaseTable(SourceProcessor):
             raise
         except Exception as error:  # the database's: unreachable, refused, no such table
             table = context.get_property(TABLE_NAME).evaluate_attribute_expressions().value
+            service = context.get_property(base.DBCP_SERVICE).value or ""
             context.logger.error(
-                "Unable to list new rows of %s: %s", table, describe_error(error, "database")
+                "Unable to list new rows of %s: %s; %s",
+                table,
+                describe_error(error, f"DBCPConnectionPool '{service}'"),
+                listing_fix(error, service),
             )
             context.yield_()
             return WorkListing((), state)

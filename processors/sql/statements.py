@@ -23,6 +23,7 @@ __all__ = [
     "describe_error",
     "is_database_error",
     "is_retryable",
+    "listing_fix",
     "split_statements",
     "sql_args",
     "to_paramstyle",
@@ -231,3 +232,20 @@ def describe_error(error: BaseException, system: str, password: str | None = Non
     if isinstance(original, FlowcoreError):
         return line
     return f"{type(original).__name__}: {line}"
+
+
+def listing_fix(error: BaseException, service: str) -> str:
+    """What to check for a listing *error*: the processor's properties or the pool's.
+
+    SQLSTATE class 42 (no such table or column: 42P01, 42703) is the query's, so Table Name
+    or Maximum-value Columns; anything else (a refused password, no such database, nothing
+    listening, a bad URL option) is the connection's, set on the DBCPConnectionPool.
+    """
+    original = getattr(error, "orig", None) or error
+    state = str(getattr(original, "sqlstate", None) or getattr(original, "pgcode", None) or "")
+    if state.startswith("42"):
+        return "check Table Name and Maximum-value Columns (it is retried after the Yield Duration)"
+    return (
+        f"check Database Connection URL, Database User and Password of DBCPConnectionPool "
+        f"'{service}' and that the database runs (it is retried after the Yield Duration)"
+    )

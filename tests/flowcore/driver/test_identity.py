@@ -471,3 +471,25 @@ def test_a_rename_in_the_same_edit_as_the_upgrade_to_masked_fingerprints_is_foun
         assert renamed == {"mail": "mailer"}
         assert claimed.component("mailer").id == rid
         assert read_record(wal) == FlowRecord.of(claimed)  # the masked fingerprint from now on
+
+
+def test_another_flows_repository_is_refused_before_the_runner_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The owner is checked before Spark starts: a refused run said so only after the ~14 s a
+    session takes to start."""
+    import flowcore.runners
+
+    inputs, repository = tmp_path / "in", tmp_path / "repo"
+    inputs.mkdir()
+    run_flow(_copy_flow("A", inputs, tmp_path / "out-a"), "direct", repository=repository)
+
+    def no_runner(*args: object, **kwargs: object) -> None:
+        msg = "the runner must not start for a refused repository"
+        raise AssertionError(msg)
+
+    monkeypatch.setattr(flowcore.runners, "make_runner", no_runner)
+    with pytest.raises(FlowIdentityError, match="belongs to flow 'A', not 'B'"):
+        run_flow(_copy_flow("B", inputs, tmp_path / "out-b"), "spark", repository=repository)
+    monkeypatch.undo()
+    run_flow(_copy_flow("A", inputs, tmp_path / "out-a"), "direct", repository=repository)

@@ -472,3 +472,36 @@ def test_a_failed_settle_is_not_tried_again_after_every_commit(
             controller.sinks.settle({})  # at start-up: refused
     finally:
         repos.close()
+
+
+def test_a_settle_that_fails_at_start_is_one_line_not_a_traceback(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A settle refused at start-up (PutDatabaseRecord's database refusing the password) is an
+    ERROR bulletin and an ERROR record of one line; the traceback is at DEBUG only (found by
+    review: two tracebacks on stderr)."""
+    import logging
+
+    from repositories.repository_set import read_bulletins
+
+    caplog.set_level(logging.INFO, "flowcore.driver.sinks")
+    _Touch.DIRECTORY = tmp_path / "markers"
+    flow = Flow("settle-start")
+    gen = flow.add(GenerateFlowFile(batch_size=1, file_size="1 B"), name="gen")
+    settler = flow.add(_Settler(), name="settler")
+    flow.connect(gen, settler)
+    flow.auto_terminate(settler, ["success"])
+    repos = RepositorySet.open(tmp_path / "repo")
+    try:
+        controller = Controller(flow, DirectRunner(), repos)
+        _Settler.CALLS = []
+        controller.sinks.settle({})
+        controller.sinks.settle({})
+        bulletins = [b for b in read_bulletins(repos.directory) if b.level == "ERROR"]
+    finally:
+        repos.close()
+    line = "settler could not settle what earlier runs left: OSError: the database does not answer"
+    assert [b.message for b in bulletins] == [line, line]
+    errors = [r for r in caplog.records if r.levelname == "ERROR"]
+    assert [r.getMessage() for r in errors] == [line, line]
+    assert all(r.exc_info is None for r in errors)

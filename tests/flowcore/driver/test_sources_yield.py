@@ -101,6 +101,7 @@ class FlakyTable(SourceProcessor):
     def list_work(self, context, state):  # type: ignore[no-untyped-def]
         FlakyTable.listings += 1
         if FlakyTable.listings <= self.down:
+            context.logger.error("Unable to list new rows of t: connection refused (%d)", 1)
             context.yield_()
             return WorkListing((), state)
         if state.get("done"):
@@ -139,6 +140,12 @@ def test_a_bounded_source_that_keeps_yielding_nothing_ends_the_run_unfinished(
     assert not result.finished
     assert "yielded with nothing listed" in result.yielded["table"]
     assert "table stopped listing: its listing yielded" in result.summary()
+    # the last error its listing logged ends the line, and each is a bulletin
+    assert result.yielded["table"].endswith(
+        "last error: Unable to list new rows of t: connection refused (1)"
+    )
+    errors = [b for b in result.bulletins if b.level == "ERROR"]
+    assert len(errors) == MAX_YIELDED_EMPTY_LISTINGS
 
 
 def test_a_rest_over_before_the_run_looks_still_lists_again(tmp_path: Path) -> None:
@@ -149,3 +156,60 @@ def test_a_rest_over_before_the_run_looks_still_lists_again(tmp_path: Path) -> N
     assert FlakyTable.listings == 5  # three yielded, the rows, then nothing left
     assert result.transfers["table"]["success"][0] == 1
     assert result.finished
+
+
+class BrokenListing(SourceProcessor):
+    """A source whose listing raises an exception no one expected (a library's own)."""
+
+    triggers: ClassVar[list[int]] = []
+
+    def list_work(self, context, state):  # type: ignore[no-untyped-def]
+        BrokenListing.triggers.append(now_ms())
+        msg = "no such thing"
+        raise KeyError(msg)
+
+    def read_work(self, context, session, item):  # type: ignore[no-untyped-def]
+        msg = "nothing was listed"
+        raise AssertionError(msg)
+
+
+def _broken(tmp_path: Path, **options: object) -> RunResult:
+    BrokenListing.triggers = []
+    flow = Flow("broken")
+    broken = flow.add(BrokenListing(), name="list", yield_duration="100 ms")
+    flow.auto_terminate(broken, "success")
+    continuous = "should_stop" in options
+    stop = options.pop("should_stop", None)
+    settings = Settings(sync=False, parallelism=1, poll_interval="0 sec")
+    return run_flow(
+        flow,
+        "direct",
+        repository=tmp_path / "repo",
+        settings=settings,
+        continuous=continuous,
+        should_stop=stop,  # type: ignore[arg-type]
+    )
+
+
+def test_a_batch_run_stops_listing_a_source_whose_listing_raises(tmp_path: Path) -> None:
+    """Any exception from a listing is an ERROR bulletin naming the processor and its message,
+    and the batch run ends at once with one line for it (``list_failed``), not a traceback."""
+    result = _broken(tmp_path)
+    assert len(BrokenListing.triggers) == 1
+    assert result.list_failed == {
+        "list": "BrokenListing 'list' could not list: KeyError: 'no such thing'; fix its "
+        "properties (or what they name) and run again"
+    }
+    (bulletin,) = [b for b in result.bulletins if b.level == "ERROR"]
+    assert bulletin.message == "BrokenListing 'list' could not list: KeyError: 'no such thing'"
+    assert "Traceback" not in bulletin.message
+
+
+def test_a_continuous_run_lists_a_failing_source_again_after_its_yield(tmp_path: Path) -> None:
+    """NiFi's onTrigger that throws: the processor yields and is triggered again after its
+    Yield Duration; a continuous run keeps going and records no batch end."""
+    started = time.monotonic()
+    result = _broken(tmp_path, should_stop=lambda: time.monotonic() - started > 0.5)
+    assert len(BrokenListing.triggers) >= 2
+    assert all(b - a >= 100 for a, b in itertools.pairwise(BrokenListing.triggers))
+    assert result.list_failed == {}

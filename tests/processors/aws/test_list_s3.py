@@ -4,15 +4,19 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from flowcore.builder import Flow
+from flowcore.driver.controller import run_flow
 from flowcore.services import MapCacheService
+from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors.aws import list_s3
 from processors.aws.list_s3 import ListS3
-from tests.processors.aws.s3_server import REGION, configure
+from tests.processors.aws.s3_server import REGION, SECRET_KEY, configure, credentials_service
 
 
 def _runner(endpoint: str, **more: str) -> TestRunner:
@@ -101,6 +105,41 @@ def test_missing_bucket_raises_a_clear_error(s3_endpoint: str) -> None:
     runner = _runner(s3_endpoint, Bucket="no-such-bucket-list")
     with pytest.raises(Exception, match="NoSuchBucket"):
         runner.run()
+
+
+def _run_listing(tmp_path: Path, endpoint: str, bucket: str) -> Any:
+    """A batch run (direct runner) of a flow listing *bucket* at *endpoint*."""
+    flow = Flow("list-s3")
+    flow.add_service(credentials_service())
+    listing = ListS3(
+        bucket=bucket,
+        aws_credentials_provider_service="aws",
+        endpoint_override_url=endpoint,
+        region=REGION,
+        communications_timeout="2 secs",
+    )
+    flow.auto_terminate(flow.add(listing, name="List archive"), "success")
+    settings = Settings(sync=False, parallelism=1)
+    return run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+
+
+@pytest.mark.parametrize(
+    ("where", "reason"),
+    [("bucket", "NoSuchBucket"), ("endpoint", "EndpointConnectionError")],
+)
+def test_a_failing_listing_ends_a_run_in_one_line(
+    tmp_path: Path, s3_endpoint: str, where: str, reason: str
+) -> None:
+    """A missing bucket or an endpoint nothing listens on: one line naming ListS3 and S3's
+    reason, an ERROR bulletin, no secret; the run ends (flowcore run exits 2)."""
+    endpoint = "http://127.0.0.1:1" if where == "endpoint" else s3_endpoint
+    result = _run_listing(tmp_path, endpoint, "no-such-bucket-run")
+    (line,) = result.list_failed.values()
+    assert line.startswith("ListS3 'List archive' could not list: ")
+    assert reason in line
+    assert line.endswith("fix its properties (or what they name) and run again")
+    assert SECRET_KEY not in line
+    assert any(b.level == "ERROR" and reason in b.message for b in result.bulletins)
 
 
 def _three(s3: Any, bucket: str) -> None:

@@ -156,9 +156,34 @@ def test_unreachable_brokers_fail_the_listing_in_bounded_time():
         )
     )
     started = time.monotonic()
-    with pytest.raises(Exception, match="Kafka brokers unreachable"):
+    with pytest.raises(Exception, match=r"Kafka brokers 127\.0\.0\.1:1 unreachable") as raised:
         runner.run()
     assert time.monotonic() - started < 10
+    assert "check Bootstrap Servers of Kafka3ConnectionService 'kafka'" in str(raised.value)
+
+
+def test_librdkafka_logs_go_to_python_logging_not_stderr(caplog, capfd):
+    """Unreachable brokers: librdkafka's FAIL lines are WARNING records of
+    flowcore.processors.librdkafka (bulletins in a task), none on stderr."""
+    import gc
+    import logging
+
+    from flowcore.errors import ProcessException
+
+    runner = TestRunner(ConsumeKafka(kafka_connection_service="kafka", group_id="g", topics="t"))
+    runner.add_service(
+        Kafka3ConnectionService(
+            "kafka", bootstrap_servers="127.0.0.1:1", max_metadata_wait_time="1 sec"
+        )
+    )
+    with caplog.at_level(logging.DEBUG, "flowcore.processors.librdkafka"):
+        with pytest.raises(ProcessException, match="unreachable"):
+            runner.run()
+        del runner  # the consumer closes: librdkafka hands over the lines it queued
+        gc.collect()
+    lines = [r for r in caplog.records if r.name == "flowcore.processors.librdkafka"]
+    assert any("FAIL" in r.getMessage() and r.levelno == logging.WARNING for r in lines)
+    assert "|FAIL|" not in capfd.readouterr().err
 
 
 def _record_runner(cluster, topic: str, **properties) -> TestRunner:

@@ -205,3 +205,26 @@ def test_remote_poll_batch_size_bounds_each_poll(sftp_server: SftpServer, remote
     runner = _runner(sftp_server, remote, **{"Remote Poll Batch Size": "0"})
     runner.run()
     runner.assert_transfer_count("success", 0)
+
+
+def test_a_refused_password_ends_a_run_in_one_line(
+    sftp_server: SftpServer, remote: Path, tmp_path: Path
+) -> None:
+    """GetSFTP with a wrong password: one line naming it and paramiko's reason, no password;
+    the run ends (flowcore run exits 2) and nothing on the server is touched."""
+    from tests.processors.sftp.test_list_sftp import run_sftp_source
+
+    (remote / "kept.txt").write_bytes(b"kept")
+    source = GetSFTP(
+        hostname=sftp_server.host,
+        port=str(sftp_server.port),
+        username=USER,
+        password="wrong-Pa55word",
+        remote_path=f"/{remote.name}",
+        connection_timeout="5 sec",
+    )
+    result = run_sftp_source(tmp_path, source)
+    (line,) = result.list_failed.values()
+    assert line.startswith("GetSFTP 'Remote files' could not list: AuthenticationException")
+    assert "wrong-Pa55word" not in line
+    assert (remote / "kept.txt").read_bytes() == b"kept"

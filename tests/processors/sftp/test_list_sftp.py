@@ -9,12 +9,16 @@ import os
 import stat
 import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from flowcore.builder import Flow
+from flowcore.driver.controller import run_flow
 from flowcore.services import MapCacheService
+from flowcore.settings import Settings
 from flowcore.testing import TestRunner
 from processors._listing import Entry
 from processors.sftp import list_sftp as list_module
@@ -532,3 +536,47 @@ def test_a_wide_tree_without_following_links_is_walked_whole(monkeypatch) -> Non
     monkeypatch.setattr(_sftp, "MAX_LISTINGS", 3)
     how = _sftp.Walk(recursive=True, follow=False)
     assert len(list(_sftp.walk(_WideTree(), "/r", how))) == 5
+
+
+def run_sftp_source(tmp_path: Path, source: Any) -> Any:
+    """A batch run (direct runner) of a flow with the one SFTP *source*."""
+    flow = Flow("sftp-source")
+    flow.auto_terminate(flow.add(source, name="Remote files"), "success")
+    settings = Settings(sync=False, parallelism=1)
+    return run_flow(flow, "direct", repository=tmp_path / "repo", settings=settings)
+
+
+@pytest.mark.parametrize(
+    ("mistake", "reason"),
+    [
+        ("password", "AuthenticationException"),
+        ("port", "NoValidConnectionsError"),
+        ("remote path", "FileNotFoundError"),
+        ("host key", "not found in known_hosts"),
+    ],
+)
+def test_a_failing_listing_ends_a_run_in_one_line(
+    sftp_server: SftpServer, remote: Path, tmp_path: Path, mistake: str, reason: str
+) -> None:
+    """A refused password, a port nothing listens on, a missing Remote Path, a host key not
+    in the Host Key File: one line naming ListSFTP and the reason, an ERROR bulletin, no
+    password; the run ends (flowcore run exits 2)."""
+    known_hosts = tmp_path / "known_hosts"
+    known_hosts.write_text("")
+    values = {
+        "hostname": sftp_server.host,
+        "port": "1" if mistake == "port" else str(sftp_server.port),
+        "username": USER,
+        "password": "wrong-Pa55word" if mistake == "password" else PASSWORD,
+        "remote_path": "/nope" if mistake == "remote path" else f"/{remote.name}",
+        "connection_timeout": "5 sec",
+    }
+    if mistake == "host key":
+        values |= {"host_key_file": str(known_hosts), "strict_host_key_checking": "true"}
+    result = run_sftp_source(tmp_path, ListSFTP(**values))
+    (line,) = result.list_failed.values()
+    assert line.startswith("ListSFTP 'Remote files' could not list: ")
+    assert reason in line
+    assert PASSWORD not in line
+    assert "wrong-Pa55word" not in line
+    assert any(b.level == "ERROR" and reason in b.message for b in result.bulletins)

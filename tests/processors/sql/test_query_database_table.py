@@ -165,6 +165,36 @@ def test_missing_table_lists_nothing_and_yields(tmp_path: Path, caplog) -> None:
     assert runner.context.yielded
 
 
+def test_listing_errors_name_the_pool_and_what_to_check(postgres, caplog) -> None:
+    """A missing table names Table Name; a refused password names the DBCPConnectionPool and
+    its properties, without the password (found by review: neither was named)."""
+    missing = _pg(postgres, **{"Table Name": "nowhere", "Maximum-value Columns": "id"})
+    missing.run()
+    assert "Unable to list new rows of nowhere: DBCPConnectionPool 'dbcp': " in caplog.text
+    assert "check Table Name and Maximum-value Columns" in caplog.text
+    caplog.clear()
+    refused = TestRunner(
+        QueryDatabaseTable(
+            **{"Database Connection Pooling Service": "Shop database", "Table Name": "t"},
+            **{"Maximum-value Columns": "id"},
+        )
+    )
+    url = postgres.jdbc_url.replace("/postgres", "/no_such_database")
+    refused.add_service(
+        DBCPConnectionPool(
+            "Shop database",
+            **{"Database Connection URL": url, "Database User": "postgres"},
+            **{"Password": "Wr0ng-pw"},
+        )
+    )
+    refused.run()
+    assert refused.context.yielded
+    fix = "check Database Connection URL, Database User and Password of DBCPConnectionPool"
+    assert f"{fix} 'Shop database'" in caplog.text
+    assert "no_such_database" in caplog.text
+    assert "Wr0ng-pw" not in caplog.text
+
+
 def _pg(postgres, **props: str) -> TestRunner:
     runner = TestRunner(
         QueryDatabaseTable(**{"Database Connection Pooling Service": "dbcp", **props})
