@@ -1,0 +1,282 @@
+r"""What may follow a quoted value's closing quote: Commons CSV's rule, for both CSV splits.
+
+Commons CSV (NiFi's CSVReader) ends a quoted value at its closing quote, skips any whitespace
+after it (Java's ``Character.isWhitespace``; the whitespace is not part of the value, whatever
+"Trim Fields" says) and then takes only the separator, a line end or the content's end;
+anything else is "Invalid character between encapsulated token and delimiter" and the FlowFile
+goes to failure. A doubled quote inside the value is one quote, an escaped one (``\"``) too.
+Jackson CSV refuses the same ("Expected column separator character ... or end-of-line").
+
+Python's ``csv`` module (not strict) and Arrow's parser both append what follows to the value
+(``"a"x`` reads ``ax``, ``"a" ,`` reads ``a``  and a space). So:
+
+- the Python path reads with the ``csv`` module's ``strict`` mode, which refuses any character
+  after a closing quote but the separator and a line end, at no cost to valid content; the
+  record it refuses is read again by :func:`reread` under Commons CSV's rule (whitespace
+  dropped, anything else an :class:`AfterQuote` naming the line);
+- the Arrow path looks at the raw bytes before Arrow parses them (:class:`QuoteWatch`,
+  vectorised with numpy) and refuses a content where a quote may close a value and be followed
+  by anything but a separator or line end: the Python path then reads it and decides.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+
+import numpy as np
+
+from flowcore.records.csv_format import CsvDialect
+
+__all__ = [
+    "JAVA_WHITESPACE",
+    "AfterQuote",
+    "Malformed",
+    "QuoteWatch",
+    "Unfinished",
+    "open_quote_message",
+    "reread",
+]
+
+#: Java's ``Character.isWhitespace``: what Commons CSV skips after a closing quote.
+JAVA_WHITESPACE = frozenset(
+    "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
+    "\u2008\u2009\u200a\u2028\u2029\u205f\u3000"
+)
+#: A line the Arrow check keeps whole at most before it refuses (Arrow's blocks are smaller).
+LONGEST_LINE = 2 << 20
+
+
+class Malformed(Exception):
+    """A content NiFi's CSV reader refuses.
+
+    Attributes:
+        line: the line (1-based) the error names.
+    """
+
+    def __init__(self, msg: str, line: int) -> None:
+        super().__init__(msg)
+        self.line = line
+
+
+class Unfinished(Malformed):
+    """The content ends inside a quoted value, or right after an escape character.
+
+    NiFi's readers raise there (Commons CSV: "EOF reached before encapsulated token finished",
+    "EOF whilst processing escape sequence"; Jackson CSV: "Missing closing quote"), so a cut
+    content goes to failure rather than converting its last record silently.
+    """
+
+
+class AfterQuote(Malformed):
+    """A character other than whitespace, the separator or a line end after a closing quote."""
+
+
+def open_quote_message(line: int, quote: str) -> str:
+    """Commons CSV's words for a content that ends inside the value quoted on *line*."""
+    return (
+        "EOF reached before encapsulated token finished: the value quoted on line "
+        f"{line} has no closing {quote!r}; the content is cut short, or a quote is missing"
+    )
+
+
+def _after_quote(line: int, quoted: int, char: str, dialect: CsvDialect) -> AfterQuote:
+    where = f"on line {quoted}" if quoted == line else f"from line {quoted}"
+    msg = (
+        f"Invalid character between encapsulated token and delimiter at line {line}: the "
+        f"value quoted {where} is followed by {char!r} after its closing {dialect.quote!r} "
+        f"(only whitespace, the separator {dialect.delimiter!r} or a line end may follow); "
+        "quote the whole value, doubling a quote inside it, or remove what follows the quote"
+    )
+    return AfterQuote(msg, line)
+
+
+# The states of :func:`reread` (the ``csv`` module's, and Commons CSV's after a closing quote).
+_START, _FIELD, _ESCAPED, _AFTER_ESCAPED_BREAK = range(4)
+_QUOTED, _QUOTED_ESCAPED, _CLOSED, _SPACES = range(4, 8)
+
+
+def reread(
+    lines: list[str], more: Iterator[str], dialect: CsvDialect, first_line: int
+) -> list[str]:
+    """The record the ``csv`` module refused after a closing quote, as Commons CSV reads it.
+
+    Read as the ``csv`` module reads (its escapes, its doubled quotes, lines as it is given
+    them), but after a closing quote whitespace is skipped and anything but the separator or a
+    line end refused. Rare (only a refused record comes here), so a character at a time.
+
+    Args:
+        lines: the record's lines the ``csv`` module read (the refused one last).
+        more: the lines after them, taken while the record goes on.
+        dialect: the CSV format.
+        first_line: the line number of ``lines[0]``.
+
+    Raises:
+        AfterQuote: a closing quote is followed by a character that is not allowed.
+        Unfinished: the content ends inside a quoted value.
+    """
+    quote, delimiter, escape = dialect.quote, dialect.delimiter, dialect.escape
+    skip_spaces = dialect.ignore_surrounding_spaces
+    row: list[str] = []
+    field: list[str] = []
+    state = _START
+    line_no = first_line - 1
+    quoted_on = first_line
+    for line in itertools.chain(lines, more):
+        line_no += 1
+        for char in line:
+            if state in (_QUOTED, _QUOTED_ESCAPED):
+                if state == _QUOTED_ESCAPED:
+                    field.append(char)
+                    state = _QUOTED
+                elif char == escape:
+                    state = _QUOTED_ESCAPED
+                elif char == quote:
+                    state = _CLOSED
+                else:
+                    field.append(char)
+            elif state in (_CLOSED, _SPACES):
+                if state == _CLOSED and char == quote:  # a doubled quote
+                    field.append(char)
+                    state = _QUOTED
+                elif char == delimiter:
+                    row.append("".join(field))
+                    field, state = [], _START
+                elif char in "\r\n":
+                    row.append("".join(field))
+                    return row
+                elif char in JAVA_WHITESPACE:
+                    state = _SPACES
+                else:
+                    raise _after_quote(line_no, quoted_on, char, dialect)
+            elif state == _ESCAPED:
+                field.append(char)
+                state = _AFTER_ESCAPED_BREAK if char in "\r\n" else _FIELD
+            elif char in "\r\n":  # start of a field, in a field
+                row.append("".join(field))
+                return row
+            elif char == delimiter:
+                row.append("".join(field))
+                field, state = [], _START
+            elif char == escape:
+                state = _ESCAPED
+            elif state == _START and char == quote:
+                state, quoted_on = _QUOTED, line_no
+            elif not (state == _START and char == " " and skip_spaces):
+                field.append(char)
+                state = _FIELD
+        # the line's end (a line break was its last character, or it was the content's last)
+        if state == _QUOTED_ESCAPED:
+            field.append("\n")
+            state = _QUOTED
+        elif state == _ESCAPED:
+            field.append("\n")
+            state = _FIELD
+        elif state not in (_QUOTED, _AFTER_ESCAPED_BREAK):
+            row.append("".join(field))
+            return row
+    if state in (_QUOTED, _QUOTED_ESCAPED):
+        raise Unfinished(open_quote_message(quoted_on, quote or '"'), quoted_on)
+    row.append("".join(field))
+    return row
+
+
+class QuoteWatch:
+    """Whether Arrow's split of a content may differ from Commons CSV's after a closing quote.
+
+    Fed the content's raw bytes a block at a time (:meth:`suspect`), it decides a line at a
+    time, all at once with numpy: between line blocks only the quote parity is carried.
+
+    Inside a quoted value the quotes come in pairs (doubled) until the closing one, and outside
+    one a quote opens a value only at a field's start. So while every quote outside a value
+    stands at a field's start, a quote's state is the parity of the quotes before it (escaped
+    ones not counted): an even-numbered quote opens (or reopens, after a doubled one), an
+    odd-numbered one closes (or is the first of a doubled pair). The check refuses:
+
+    - a closing quote followed by anything but the separator, a line end, a quote (a doubled
+      pair) or the content's end: Commons CSV refuses it or drops whitespace there;
+    - an opening quote not at a field's start (after the separator, a line break, a quote or
+      the content's start): a quote inside an unquoted value, where parity no longer tells;
+      the Python path decides (such a quote is a plain character in Commons CSV).
+
+    A refusal sends the content to the Python path, which reads it as Commons CSV does.
+    """
+
+    def __init__(self, dialect: CsvDialect) -> None:
+        self._quote = (dialect.quote or '"').encode()
+        self._escape = dialect.escape.encode() if dialect.escape else None
+        self._ends = np.array([ord(dialect.delimiter), 13, 10, ord(self._quote)], np.uint8)
+        self._pending = b""
+        self._inside = 0  # the quote parity at the pending bytes' start
+        self._first = True
+        self._break_escaped = False  # the line break before the pending bytes is escaped
+
+    def suspect(self, data: bytes) -> bool:
+        """Whether *data*, the content's next raw bytes, may read otherwise in Commons CSV.
+
+        Its last line (no line break yet) is decided with the next bytes, or :meth:`finish`.
+        """
+        if self._first:
+            self._first = False
+            if data.startswith(b"\xef\xbb\xbf"):
+                data = data[3:]  # the BOM: the content starts after it
+        buffer = self._pending + data if self._pending else data
+        cut = max(buffer.rfind(b"\n"), buffer.rfind(b"\r")) + 1
+        if not cut:
+            self._pending = buffer
+            return len(buffer) > LONGEST_LINE
+        self._pending = buffer[cut:]
+        return self._check(buffer[:cut], last=False)
+
+    def finish(self) -> bool:
+        """Whether the content's last line (after its last line break) may read otherwise."""
+        pending, self._pending = self._pending, b""
+        return bool(pending) and self._check(pending, last=True)
+
+    def _check(self, block: bytes, *, last: bool) -> bool:
+        start_escaped = self._break_escaped
+        self._break_escaped = self._escape is not None and _escaped_end(block, self._escape)
+        if self._quote not in block:
+            return False
+        data = np.frombuffer(block, np.uint8)
+        quotes = np.flatnonzero(data == self._quote[0])
+        escaped = _escaped(data, block, self._escape)
+        if escaped is not None and escaped.size:
+            at = np.minimum(np.searchsorted(escaped, quotes), escaped.size - 1)
+            quotes = quotes[escaped[at] != quotes]
+        inside = self._inside
+        self._inside = (inside + quotes.size) % 2
+        closing = quotes[1 - inside :: 2]
+        opening = quotes[inside::2]
+        # closing: the next byte a separator, a line break or a quote (a block ends at a break)
+        follows = closing + 1
+        if last and follows.size and follows[-1] == data.size:
+            follows = follows[:-1]  # the content's last byte: its end follows
+        if not np.isin(data[follows], self._ends).all():
+            return True
+        # opening: at a field's start (after a separator, a line break, a quote)
+        if opening.size and opening[0] == 0:
+            if start_escaped:
+                return True
+            opening = opening[1:]  # after the line break before the block, or the content start
+        before = opening - 1
+        if not np.isin(data[before], self._ends).all():
+            return True
+        return escaped is not None and bool(np.isin(before, escaped).any())
+
+
+def _escaped(data: np.ndarray, block: bytes, escape: bytes | None) -> np.ndarray | None:
+    """The positions of the escaped bytes of *block* (after an odd run of escape characters)."""
+    if escape is None or escape not in block:
+        return None
+    at = np.flatnonzero(data == escape[0])
+    breaks = np.flatnonzero(np.diff(at) != 1)
+    starts = np.concatenate((at[:1], at[breaks + 1]))
+    ends = np.concatenate((at[breaks], at[-1:])) + 1
+    return ends[(ends - starts) % 2 == 1]
+
+
+def _escaped_end(block: bytes, escape: bytes) -> bool:
+    """Whether *block*'s last byte (a line break) is escaped (an odd run of escapes before)."""
+    body = block[:-2] if block.endswith(b"\r\n") else block[:-1]
+    return (len(body) - len(body.rstrip(escape))) % 2 == 1
