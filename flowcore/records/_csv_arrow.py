@@ -38,6 +38,7 @@ from typing import IO
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from flowcore.records._csv_quotes import QuoteWatch
 from flowcore.records.csv_format import CsvDialect
 
 __all__ = [
@@ -360,6 +361,7 @@ class _Source:
         self._tail: list[bytes] = []  # the last bytes Arrow was given, TAIL_BYTES or more
         self._tail_bytes = 0
         self._given = 0
+        self._quotes = QuoteWatch(dialect) if dialect.quote is not None else None
         self.ended = False
         if self._escape is not None:
             meta = {dialect.delimiter, dialect.escape, dialect.quote or ""} - {""}
@@ -402,11 +404,16 @@ class _Source:
             data = self._stream.read(max(want - self._held(), 1 << 16) if size >= 0 else -1)
             if not data:
                 self._end = self.ended = True
+                self._watch_quotes(None)
                 break
             self._spool.write(data)
             if self._escape is not None and self._escape in data:
+                data = self._completed(data)
+                self._watch_quotes(data)
                 self._refuse_after_quote(data)
                 data = self._unescaped(data)
+            else:
+                self._watch_quotes(data)
             self._last = data[-1:]
             if self._at:
                 self._pending, self._at = self._pending[self._at :], 0
@@ -464,8 +471,27 @@ class _Source:
             msg = "an escape character follows a quote"
             raise SplitFailed(msg)
 
-    def _unescaped(self, data: bytes) -> bytes:
-        """*data* with Commons CSV's escapes in Arrow's terms (an escape at its end completed)."""
+    def _watch_quotes(self, data: bytes | None) -> None:
+        """Refuse content whose split may differ from Commons CSV's after a closing quote.
+
+        Arrow appends what follows a closing quote to the value (``"a"x`` reads ``ax``, and
+        whitespace there is kept); Commons CSV drops whitespace there and refuses anything
+        else but a separator or a line end. The Python path reads such content as it does.
+
+        Args:
+            data: the content's next raw bytes; None at its end.
+
+        Raises:
+            SplitFailed: a quote may close a value and be followed by something else.
+        """
+        if self._quotes is None:
+            return
+        if self._quotes.finish() if data is None else self._quotes.suspect(data):
+            msg = "a closing quote may be followed by a character other than a separator"
+            raise SplitFailed(msg)
+
+    def _completed(self, data: bytes) -> bytes:
+        """*data* with its last escape character's escaped byte (read from the content)."""
         escape = self._escape or b""
         while (len(data) - len(data.rstrip(escape))) % 2:  # the last escape takes the next byte
             more = self._stream.read(1)
@@ -474,6 +500,11 @@ class _Source:
                 raise SplitFailed(msg)
             self._spool.write(more)
             data += more
+        return data
+
+    def _unescaped(self, data: bytes) -> bytes:
+        """*data* with Commons CSV's escapes in Arrow's terms."""
+        escape = self._escape or b""
 
         def rewrite(match: re.Match[bytes]) -> bytes:
             char = match.group(1)

@@ -195,9 +195,9 @@ class QuoteWatch:
 
     - a closing quote followed by anything but the separator, a line end, a quote (a doubled
       pair) or the content's end: Commons CSV refuses it or drops whitespace there;
-    - an opening quote not at a field's start (after the separator, a line break, a quote or
-      the content's start): a quote inside an unquoted value, where parity no longer tells;
-      the Python path decides (such a quote is a plain character in Commons CSV).
+    - an odd run of quotes not at a field's start (after the separator, a line break, a quote
+      or the content's start): quotes inside an unquoted value, plain characters in Commons
+      CSV, that turn the parity (an even run, ``x""``, leaves it as it was).
 
     A refusal sends the content to the Python path, which reads it as Commons CSV does.
     """
@@ -260,9 +260,28 @@ class QuoteWatch:
                 return True
             opening = opening[1:]  # after the line break before the block, or the content start
         before = opening - 1
-        if not np.isin(data[before], self._ends).all():
+        odd = ~np.isin(data[before], self._ends)
+        if escaped is not None:
+            odd |= np.isin(before, escaped)
+        return _odd_runs(quotes, opening[odd])
+
+
+def _odd_runs(quotes: np.ndarray, starts: np.ndarray) -> bool:
+    """Whether a run of quotes at one of *starts* (inside an unquoted value) is odd.
+
+    An even run there (``x""``) is literal text in Commons CSV and leaves the parity as it was;
+    an odd one would turn it, and the check could no longer tell opening from closing quotes.
+    """
+    if starts.size > 64:
+        return True  # many quotes inside unquoted values: the Python path decides
+    for start in starts.tolist():
+        at = int(np.searchsorted(quotes, start))
+        run = 1
+        while at + run < quotes.size and quotes[at + run] == start + run:
+            run += 1
+        if run % 2:
             return True
-        return escaped is not None and bool(np.isin(before, escaped).any())
+    return False
 
 
 def _escaped(data: np.ndarray, block: bytes, escape: bytes | None) -> np.ndarray | None:
