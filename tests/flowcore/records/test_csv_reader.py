@@ -266,8 +266,7 @@ def test_a_50_mb_csv_is_read_in_bounded_memory(tmp_path: Path) -> None:
         f"""
         import io
         from flowcore.records.csv_reader import read_csv, CsvReaderOptions
-        from flowcore.records import csv_reader
-from flowcore.records import schema as s
+        from flowcore.records import schema as s
         def hwm():
             for line in open("/proc/self/status"):
                 if line.startswith("VmHWM"):
