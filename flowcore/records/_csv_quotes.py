@@ -205,7 +205,9 @@ class QuoteWatch:
     def __init__(self, dialect: CsvDialect) -> None:
         self._quote = (dialect.quote or '"').encode()
         self._escape = dialect.escape.encode() if dialect.escape else None
-        self._ends = np.array([ord(dialect.delimiter), 13, 10, ord(self._quote)], np.uint8)
+        # the bytes that may stand beside a quote at a value's edge: separator, CR, LF, quote
+        self._ends = np.zeros(256, bool)
+        self._ends[[ord(dialect.delimiter), 13, 10, self._quote[0]]] = True
         self._pending = b""
         self._inside = 0  # the quote parity at the pending bytes' start
         self._first = True
@@ -252,7 +254,7 @@ class QuoteWatch:
         follows = closing + 1
         if last and follows.size and follows[-1] == data.size:
             follows = follows[:-1]  # the content's last byte: its end follows
-        if not np.isin(data[follows], self._ends).all():
+        if not self._ends[data[follows]].all():
             return True
         # opening: at a field's start (after a separator, a line break, a quote)
         if opening.size and opening[0] == 0:
@@ -260,8 +262,8 @@ class QuoteWatch:
                 return True
             opening = opening[1:]  # after the line break before the block, or the content start
         before = opening - 1
-        odd = ~np.isin(data[before], self._ends)
-        if escaped is not None:
+        odd = ~self._ends[data[before]]
+        if escaped is not None and escaped.size:
             odd |= np.isin(before, escaped)
         return _odd_runs(quotes, opening[odd])
 

@@ -334,9 +334,9 @@ def _rows(text: IO[str], dialect: CsvDialect) -> Iterator[list[str]]:
     if dialect.escape:
         lines = _commons_escapes(lines, dialect, end)
     record: list[str] = []  # the lines of the record being read
-    counted = _Counted(lines, record)
+    kept = _kept(lines, record)
     reader = csv.reader(
-        itertools.chain(counted, end),
+        itertools.chain(kept, end),
         delimiter=dialect.delimiter,
         quotechar=dialect.quote or '"',
         quoting=csv.QUOTE_NONE if dialect.quote is None else csv.QUOTE_MINIMAL,
@@ -345,15 +345,18 @@ def _rows(text: IO[str], dialect: CsvDialect) -> Iterator[list[str]]:
         skipinitialspace=dialect.ignore_surrounding_spaces,
         strict=dialect.quote is not None,
     )
+    reread_lines = 0  # lines read again past the one the module refused (it did not count them)
     while True:
-        record.clear()
         try:
             read = next(reader)
         except StopIteration:
             return
         except csv.Error as exc:
-            read = _reread(exc, record, counted, dialect, end)
-        row = end.judge(read, counted.count + 1) if end.reached else read  # the probe's: last
+            given = len(record)
+            read = _reread(exc, record, kept, dialect, end, line_num=reader.line_num + reread_lines)
+            reread_lines += len(record) - given
+        record.clear()
+        row = end.judge(read, reader.line_num + reread_lines) if end.reached else read
         if row is None:
             return
         if not row:
@@ -363,28 +366,31 @@ def _rows(text: IO[str], dialect: CsvDialect) -> Iterator[list[str]]:
         yield row
 
 
-class _Counted:
-    """Lines, counted, each kept in *record* (the caller empties it at each record's start)."""
-
-    def __init__(self, lines: Any, record: list[str]) -> None:
-        self._lines = iter(lines)
-        self._record = record
-        self.count = 0
-
-    def __iter__(self) -> _Counted:
-        return self
-
-    def __next__(self) -> str:
-        line = next(self._lines)
-        self.count += 1
-        self._record.append(line)
-        return line
+def _kept(lines: Iterator[str], record: list[str]) -> Iterator[str]:
+    """*lines*, each kept in *record* too (emptied once its record is read)."""
+    for line in lines:
+        record.append(line)
+        yield line
 
 
 def _reread(
-    exc: csv.Error, record: list[str], counted: _Counted, dialect: CsvDialect, end: _End
+    exc: csv.Error,
+    record: list[str],
+    more: Iterator[str],
+    dialect: CsvDialect,
+    end: _End,
+    *,
+    line_num: int,
 ) -> list[str]:
     """The record the strict ``csv`` module refused, as Commons CSV reads it.
+
+    Args:
+        exc: the module's error.
+        record: the record's lines the module read.
+        more: the lines after them.
+        dialect: the CSV format.
+        end: the probe after the content's last line.
+        line_num: the lines the module read (the probe too, once given) and those read again.
 
     Raises:
         csv.Error: *exc*, when it is not about a quoted value.
@@ -395,10 +401,11 @@ def _reread(
     if message != "unexpected end of data" and "expected after" not in message:
         raise exc
     lines = list(record)
+    last = line_num - end.reached  # the probe is not the content's
     try:
-        return reread(lines, counted, dialect, counted.count - len(lines) + 1)
+        return reread(lines, more, dialect, last - len(lines) + 1)
     except Unfinished:
-        end.check_escape(counted.count)
+        end.check_escape(last + len(record) - len(lines))
         raise
 
 
