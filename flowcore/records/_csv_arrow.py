@@ -11,8 +11,10 @@ When the split is the same (tested with hypothesis in ``tests/flowcore/records``
   splitting it, per physical line), no surrounding-space skipping (Tab-Delimited), ASCII
   separator, quote and escape characters that differ from each other and from line breaks;
 - the content: every row as wide as the first (the Python path pads a short row and drops a
-  longer one's extra values), no escape character right after a quote (after a closing quote
-  the ``csv`` module keeps it as a character), and nothing Arrow refuses (bad UTF-8, an empty
+  longer one's extra values), no escape character right after a quote, nothing after a
+  closing quote but a separator or a line end (Arrow appends it to the value; Commons CSV
+  skips whitespace there and refuses anything else: :class:`._csv_quotes.QuoteWatch` checks
+  the raw bytes before Arrow reads them), and nothing Arrow refuses (bad UTF-8, an empty
   content, a row longer than a block). Arrow raises on those, and the reader falls back:
   :class:`SplitFailed`; the bytes read so far are kept (:attr:`ArrowSplit.replay`) so the Python
   path can read the content again from its start.
