@@ -514,3 +514,16 @@ def test_what_commons_csv_takes_after_a_closing_quote_reads_as_it_does(
     )
     rows = [row for batch in open_(io.BytesIO(data), options, _TWO) for row in batch.to_pylist()]
     assert rows == [{"id": i + 1, "name": name} for i, name in enumerate(names)]
+
+
+@_PATHS
+def test_schema_inference_reads_a_character_after_a_closing_quote_as_refused(
+    open_: Callable[..., Iterator[pa.RecordBatch]],
+) -> None:
+    """With no schema, the inference sample is split by the same rule: the records before the
+    bad one are inferred and given, then the RecordError."""
+    batches = open_(io.BytesIO(b'id,name\n0,"z"\n1,"a"x\n2,b\n'), HEADER, None)
+    assert next(batches).to_pylist() == [{"id": 0, "name": "z"}]
+    with pytest.raises(RecordError, match="between encapsulated token and delimiter") as caught:
+        next(batches)
+    assert (caught.value.record, caught.value.line) == (2, 3)
