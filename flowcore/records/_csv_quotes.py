@@ -228,21 +228,22 @@ class QuoteWatch:
             self._pending = buffer
             return len(buffer) > LONGEST_LINE
         self._pending = buffer[cut:]
-        return self._check(buffer[:cut], last=False)
+        return self._check(buffer, cut, last=False)
 
     def finish(self) -> bool:
         """Whether the content's last line (after its last line break) may read otherwise."""
         pending, self._pending = self._pending, b""
-        return bool(pending) and self._check(pending, last=True)
+        return bool(pending) and self._check(pending, len(pending), last=True)
 
-    def _check(self, block: bytes, *, last: bool) -> bool:
+    def _check(self, buffer: bytes, cut: int, *, last: bool) -> bool:
+        """Whether the bytes of *buffer* before *cut* (whole lines, or the last) may differ."""
         start_escaped = self._break_escaped
-        self._break_escaped = self._escape is not None and _escaped_end(block, self._escape)
-        if self._quote not in block:
+        self._break_escaped = self._escape is not None and _escaped_end(buffer, cut, self._escape)
+        if buffer.find(self._quote, 0, cut) < 0:
             return False
-        data = np.frombuffer(block, np.uint8)
+        data = np.frombuffer(buffer, np.uint8, count=cut)
         quotes = np.flatnonzero(data == self._quote[0])
-        escaped = _escaped(data, block, self._escape)
+        escaped = _escaped(data, buffer, cut, self._escape)
         if escaped is not None and escaped.size:
             at = np.minimum(np.searchsorted(escaped, quotes), escaped.size - 1)
             quotes = quotes[escaped[at] != quotes]
@@ -286,9 +287,9 @@ def _odd_runs(quotes: np.ndarray, starts: np.ndarray) -> bool:
     return False
 
 
-def _escaped(data: np.ndarray, block: bytes, escape: bytes | None) -> np.ndarray | None:
-    """The positions of the escaped bytes of *block* (after an odd run of escape characters)."""
-    if escape is None or escape not in block:
+def _escaped(data: np.ndarray, buffer: bytes, cut: int, escape: bytes | None) -> np.ndarray | None:
+    """The positions of the escaped bytes of *data* (after an odd run of escape characters)."""
+    if escape is None or buffer.find(escape, 0, cut) < 0:
         return None
     at = np.flatnonzero(data == escape[0])
     breaks = np.flatnonzero(np.diff(at) != 1)
@@ -297,7 +298,10 @@ def _escaped(data: np.ndarray, block: bytes, escape: bytes | None) -> np.ndarray
     return ends[(ends - starts) % 2 == 1]
 
 
-def _escaped_end(block: bytes, escape: bytes) -> bool:
-    """Whether *block*'s last byte (a line break) is escaped (an odd run of escapes before)."""
-    body = block[:-2] if block.endswith(b"\r\n") else block[:-1]
-    return (len(body) - len(body.rstrip(escape))) % 2 == 1
+def _escaped_end(buffer: bytes, cut: int, escape: bytes) -> bool:
+    """Whether the line break that ends at *cut* is escaped (an odd run of escapes before)."""
+    at = cut - 2 if cut >= 2 and buffer.startswith(b"\r\n", cut - 2) else cut - 1
+    run = 0
+    while at - run - 1 >= 0 and buffer[at - run - 1] == escape[0]:
+        run += 1
+    return run % 2 == 1
