@@ -228,6 +228,11 @@ class QuoteWatch:
             self._pending = buffer
             return len(buffer) > LONGEST_LINE
         self._pending = buffer[cut:]
+        if buffer.find(self._quote, 0, cut) < 0:  # no quote: the parity stays, nothing to check
+            self._break_escaped = self._escape is not None and _escaped_end(
+                buffer, cut, self._escape
+            )
+            return False
         return self._check(buffer, cut, last=False)
 
     def finish(self) -> bool:
