@@ -22,6 +22,7 @@ Python's ``csv`` module (not strict) and Arrow's parser both append what follows
 from __future__ import annotations
 
 import itertools
+import sys
 from collections.abc import Iterator
 
 import numpy as np
@@ -206,12 +207,14 @@ class QuoteWatch:
         self._quote = (dialect.quote or '"').encode()
         self._escape = dialect.escape.encode() if dialect.escape else None
         # the bytes that may stand beside a quote at a value's edge: separator, CR, LF, quote
+        self._delimiter = ord(dialect.delimiter)
         self._ends = np.zeros(256, bool)
         self._ends[[ord(dialect.delimiter), 13, 10, self._quote[0]]] = True
         self._pending = b""
         self._inside = 0  # the quote parity at the pending bytes' start
         self._first = True
         self._break_escaped = False  # the line break before the pending bytes is escaped
+        self._work = np.empty((2, 0), bool)  # :meth:`_by_bits`'s masks, kept between blocks
 
     def suspect(self, data: bytes) -> bool:
         """Whether *data*, the content's next raw bytes, may read otherwise in Commons CSV.
@@ -247,12 +250,74 @@ class QuoteWatch:
         if buffer.find(self._quote, 0, cut) < 0:
             return False
         data = np.frombuffer(buffer, np.uint8, count=cut)
-        quotes = np.flatnonzero(data == self._quote[0])
+        inside = self._inside
         escaped = _escaped(data, buffer, cut, self._escape)
+        if (escaped is None or not escaped.size) and sys.byteorder == "little":
+            verdict = self._by_bits(data, inside, last=last, start_escaped=start_escaped)
+            if verdict is not None:
+                return verdict
+        return self._by_positions(data, escaped, inside, last=last, start_escaped=start_escaped)
+
+    def _by_bits(
+        self, data: np.ndarray, inside: int, *, last: bool, start_escaped: bool
+    ) -> bool | None:
+        """The check with no escaped byte, a bit per byte: None when a quote opens mid-value.
+
+        The quotes and the bytes that may stand beside one become bit masks, 64 bytes to a
+        machine word; every byte's parity (quotes up to it, odd: inside a value) is a prefix
+        XOR within each word (``x ^= x << 1, 2, 4 ... 32``) carried from word to word. A few
+        passes over the bytes into buffers kept from block to block (a fresh array a pass
+        costs its page faults: more than the pass) and word-sized work after: numpy's
+        ``flatnonzero`` over the quotes cost several times as much in quoted content.
+        """
+        size = data.size
+        if self._work.shape[1] < size:
+            self._work = np.empty((2, size), bool)
+        quote, other = self._work[0, :size], self._work[1, :size]
+        np.equal(data, self._quote[0], out=quote)
+        quotes = _words(quote)
+        np.equal(data, self._delimiter, out=other)
+        ends = _words(other)
+        np.equal(data, 13, out=other)
+        ends |= _words(other)
+        np.equal(data, 10, out=other)
+        ends |= _words(other)
+        ends |= quotes
+        after = quotes.copy()
+        for shift in (1, 2, 4, 8, 16, 32):
+            after ^= after << np.uint64(shift)
+        odd_words = (after >> np.uint64(63)).astype(bool)
+        carry = np.logical_xor.accumulate(odd_words) ^ odd_words  # the words before: parity
+        if inside:
+            carry = ~carry
+        after[carry] = ~after[carry]
+        self._inside = int((after[(size - 1) // 64] >> np.uint64((size - 1) % 64)) & 1)
+        one, top = np.uint64(1), np.uint64(63)
+        # the next byte's and the previous byte's masks (across words; past the ends: ends)
+        next_ends = ends >> one
+        next_ends[:-1] |= ends[1:] << top
+        next_ends[-1] |= ~np.uint64(0) << np.uint64((size - 1) % 64)
+        previous_ends = ends << one
+        previous_ends[1:] |= ends[:-1] >> top
+        previous_ends[0] |= np.uint64(0 if start_escaped else 1)
+        if (quotes & ~after & ~next_ends).any():  # a closing quote before another byte
+            return True
+        return None if (quotes & after & ~previous_ends).any() else False
+
+    def _by_positions(
+        self,
+        data: np.ndarray,
+        escaped: np.ndarray | None,
+        inside: int,
+        *,
+        last: bool,
+        start_escaped: bool,
+    ) -> bool:
+        """The check over the quotes' positions (escaped ones dropped), runs of them counted."""
+        quotes = np.flatnonzero(data == self._quote[0])
         if escaped is not None and escaped.size:
             at = np.minimum(np.searchsorted(escaped, quotes), escaped.size - 1)
             quotes = quotes[escaped[at] != quotes]
-        inside = self._inside
         self._inside = (inside + quotes.size) % 2
         closing = quotes[1 - inside :: 2]
         opening = quotes[inside::2]
@@ -272,6 +337,14 @@ class QuoteWatch:
         if escaped is not None and escaped.size:
             odd |= np.isin(before, escaped)
         return _odd_runs(quotes, opening[odd])
+
+
+def _words(mask: np.ndarray) -> np.ndarray:
+    """*mask* as bits, byte *i* of it bit *i* (64 to a little-endian machine word)."""
+    bits = np.packbits(mask, bitorder="little")
+    if bits.size % 8:
+        bits = np.concatenate((bits, np.zeros(-bits.size % 8, np.uint8)))
+    return bits.view(np.uint64)
 
 
 def _odd_runs(quotes: np.ndarray, starts: np.ndarray) -> bool:

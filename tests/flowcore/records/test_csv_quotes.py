@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 
+import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -64,6 +65,26 @@ def test_the_check_sees_every_closing_quote_commons_csv_refuses_whatever_the_blo
     assert _suspect(data, dialect, [c for c in cuts if c <= len(data)]) == verdict
     if _refused_by_strict_csv(text, dialect):
         assert verdict
+
+
+@settings(max_examples=300, deadline=None)
+@given(_TRICKY, st.integers(0, 1), st.booleans())
+def test_the_bitwise_check_agrees_with_the_check_over_positions(
+    text: str, inside: int, start_escaped: bool
+) -> None:
+    """The prefix-XOR check (content without escapes) gives the verdict and the parity the
+    check over the quotes' positions gives, or leaves the block to it."""
+    data = text.encode() + b"\n"
+    dialect = CsvDialect()
+    array = np.frombuffer(data, np.uint8)
+    bits, by_positions = _csv_quotes.QuoteWatch(dialect), _csv_quotes.QuoteWatch(dialect)
+    verdict = bits._by_bits(array, inside, last=False, start_escaped=start_escaped)
+    expected = by_positions._by_positions(
+        array, None, inside, last=False, start_escaped=start_escaped
+    )
+    assert bits._inside == by_positions._inside
+    if verdict is not None:
+        assert verdict == expected
 
 
 @settings(max_examples=150, deadline=None)
