@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import threading
 from collections.abc import Iterator
 
 import numpy as np
@@ -45,6 +46,9 @@ JAVA_WHITESPACE = frozenset(
     "\t\n\x0b\x0c\r\x1c\x1d\x1e\x1f \u1680\u2000\u2001\u2002\u2003\u2004\u2005\u2006"
     "\u2008\u2009\u200a\u2028\u2029\u205f\u3000"
 )
+#: :meth:`QuoteWatch._by_bits`'s two byte masks, kept between blocks and contents (a thread's
+#: own: Arrow reads in its threads); a fresh array costs its page faults, more than its pass.
+_WORK = threading.local()
 #: A line the Arrow check keeps whole at most before it refuses (Arrow's blocks are smaller).
 LONGEST_LINE = 2 << 20
 
@@ -217,7 +221,6 @@ class QuoteWatch:
         self._inside = 0  # the quote parity at the pending bytes' start
         self._first = True
         self._break_escaped = False  # the line break before the pending bytes is escaped
-        self._work = np.empty((2, 0), bool)  # :meth:`_by_bits`'s masks, kept between blocks
 
     def suspect(self, data: bytes) -> bool:
         """Whether *data*, the content's next raw bytes, may read otherwise in Commons CSV.
@@ -228,33 +231,33 @@ class QuoteWatch:
             self._first = False
             if data.startswith(b"\xef\xbb\xbf"):
                 data = data[3:]  # the BOM: the content starts after it
-        buffer = self._pending + data if self._pending else data
-        cut = max(buffer.rfind(b"\n"), buffer.rfind(b"\r")) + 1
+        cut = max(data.rfind(b"\n"), data.rfind(b"\r")) + 1
         if not cut:
-            self._pending = buffer
-            return len(buffer) > LONGEST_LINE
-        self._pending = buffer[cut:]
-        if buffer.find(self._quote, 0, cut) < 0:  # no quote: the parity stays, nothing to check
-            self._break_escaped = self._escape is not None and _escaped_end(
-                buffer, cut, self._escape
-            )
-            return False
-        return self._check(buffer, cut, last=False)
+            self._pending += data
+            return len(self._pending) > LONGEST_LINE
+        start = 0
+        if self._pending:  # the line begun before: checked with its end, the rest in place
+            start = min(at for at in (data.find(b"\n"), data.find(b"\r")) if at >= 0) + 1
+            head = self._pending + data[:start]
+            if self._check(head, 0, len(head), last=False):
+                return True
+        self._pending = data[cut:]
+        return start < cut and self._check(data, start, cut, last=False)
 
     def finish(self) -> bool:
         """Whether the content's last line (after its last line break) may read otherwise."""
         pending, self._pending = self._pending, b""
-        return bool(pending) and self._check(pending, len(pending), last=True)
+        return bool(pending) and self._check(pending, 0, len(pending), last=True)
 
-    def _check(self, buffer: bytes, cut: int, *, last: bool) -> bool:
-        """Whether the bytes of *buffer* before *cut* (whole lines, or the last) may differ."""
+    def _check(self, buffer: bytes, start: int, cut: int, *, last: bool) -> bool:
+        """Whether *buffer*'s bytes from *start* to *cut* (whole lines, or the last) may differ."""
         start_escaped = self._break_escaped
         self._break_escaped = self._escape is not None and _escaped_end(buffer, cut, self._escape)
-        if buffer.find(self._quote, 0, cut) < 0:
+        if buffer.find(self._quote, start, cut) < 0:
             return False
-        data = np.frombuffer(buffer, np.uint8, count=cut)
+        data = np.frombuffer(buffer, np.uint8, count=cut - start, offset=start)
         inside = self._inside
-        escaped = _escaped(data, buffer, cut, self._escape)
+        escaped = _escaped(data, buffer, start, cut, self._escape)
         if (escaped is None or not escaped.size) and sys.byteorder == "little":
             verdict = self._by_bits(data, inside, last=last, start_escaped=start_escaped)
             if verdict is not None:
@@ -269,14 +272,15 @@ class QuoteWatch:
         The quotes and the bytes that may stand beside one become bit masks, 64 bytes to a
         machine word; every byte's parity (quotes up to it, odd: inside a value) is a prefix
         XOR within each word (``x ^= x << 1, 2, 4 ... 32``) carried from word to word. A few
-        passes over the bytes into buffers kept from block to block (a fresh array a pass
-        costs its page faults: more than the pass) and word-sized work after: numpy's
+        passes over the bytes into buffers kept between blocks (:data:`_WORK`) and word-sized
+        work after: numpy's
         ``flatnonzero`` over the quotes cost several times as much in quoted content.
         """
         size = data.size
-        if self._work.shape[1] < size:
-            self._work = np.empty((2, size), bool)
-        quote, other = self._work[0, :size], self._work[1, :size]
+        work = getattr(_WORK, "masks", None)
+        if work is None or work.shape[1] < size:
+            work = _WORK.masks = np.empty((2, size), bool)
+        quote, other = work[0, :size], work[1, :size]
         np.equal(data, self._quote[0], out=quote)
         quotes = _words(quote)
         np.equal(data, self._delimiter, out=other)
@@ -368,9 +372,11 @@ def _odd_runs(quotes: np.ndarray, starts: np.ndarray) -> bool:
     return False
 
 
-def _escaped(data: np.ndarray, buffer: bytes, cut: int, escape: bytes | None) -> np.ndarray | None:
-    """The positions of the escaped bytes of *data* (after an odd run of escape characters)."""
-    if escape is None or buffer.find(escape, 0, cut) < 0:
+def _escaped(
+    data: np.ndarray, buffer: bytes, start: int, cut: int, escape: bytes | None
+) -> np.ndarray | None:
+    """The positions in *data* (*buffer* from *start* to *cut*) of its escaped bytes."""
+    if escape is None or buffer.find(escape, start, cut) < 0:
         return None
     at = np.flatnonzero(data == escape[0])
     breaks = np.flatnonzero(np.diff(at) != 1)
