@@ -277,17 +277,19 @@ class QuoteWatch:
         ``flatnonzero`` over the quotes cost several times as much in quoted content.
         """
         size = data.size
+        padded = -(-size // 64) * 64  # whole words: the masks' tails stay False
         work = getattr(_WORK, "masks", None)
-        if work is None or work.shape[1] < size:
-            work = _WORK.masks = np.empty((2, size), bool)
-        quote, other = work[0, :size], work[1, :size]
-        np.equal(data, self._quote[0], out=quote)
+        if work is None or work.shape[1] < padded:
+            work = _WORK.masks = np.zeros((2, padded), bool)
+        quote, other = work[0, :padded], work[1, :padded]
+        quote[size:] = other[size:] = False
+        np.equal(data, self._quote[0], out=quote[:size])
         quotes = _words(quote)
-        np.equal(data, self._delimiter, out=other)
+        np.equal(data, self._delimiter, out=other[:size])
         ends = _words(other)
-        np.equal(data, 13, out=other)
+        np.equal(data, 13, out=other[:size])
         ends |= _words(other)
-        np.equal(data, 10, out=other)
+        np.equal(data, 10, out=other[:size])
         ends |= _words(other)
         ends |= quotes
         after = quotes.copy()
@@ -297,7 +299,7 @@ class QuoteWatch:
         carry = np.logical_xor.accumulate(odd_words) ^ odd_words  # the words before: parity
         if inside:
             carry = ~carry
-        after[carry] = ~after[carry]
+        np.invert(after, out=after, where=carry)
         self._inside = int((after[(size - 1) // 64] >> np.uint64((size - 1) % 64)) & 1)
         one, top = np.uint64(1), np.uint64(63)
         # the next byte's and the previous byte's masks (across words; past the ends: ends)
@@ -347,11 +349,8 @@ class QuoteWatch:
 
 
 def _words(mask: np.ndarray) -> np.ndarray:
-    """*mask* as bits, byte *i* of it bit *i* (64 to a little-endian machine word)."""
-    bits = np.packbits(mask, bitorder="little")
-    if bits.size % 8:
-        bits = np.concatenate((bits, np.zeros(-bits.size % 8, np.uint8)))
-    return bits.view(np.uint64)
+    """*mask* (a multiple of 64 long) as bits, byte *i* bit *i* (a little-endian word's)."""
+    return np.packbits(mask, bitorder="little").view(np.uint64)  # a length of whole words
 
 
 def _odd_runs(quotes: np.ndarray, starts: np.ndarray) -> bool:
@@ -387,7 +386,7 @@ def _escaped(
 
 def _escaped_end(buffer: bytes, cut: int, escape: bytes) -> bool:
     """Whether the line break that ends at *cut* is escaped (an odd run of escapes before)."""
-    at = cut - 2 if cut >= 2 and buffer.startswith(b"\r\n", cut - 2) else cut - 1
+    at = cut - 1  # after an escaped CR, an LF still ends the line (in both readers)
     run = 0
     while at - run - 1 >= 0 and buffer[at - run - 1] == escape[0]:
         run += 1
