@@ -11,8 +11,10 @@ When the split is the same (tested with hypothesis in ``tests/flowcore/records``
   splitting it, per physical line), no surrounding-space skipping (Tab-Delimited), ASCII
   separator, quote and escape characters that differ from each other and from line breaks;
 - the content: every row as wide as the first (the Python path pads a short row and drops a
-  longer one's extra values), no escape character right after a quote (after a closing quote
-  the ``csv`` module keeps it as a character), and nothing Arrow refuses (bad UTF-8, an empty
+  longer one's extra values), no escape character right after a quote, nothing after a
+  closing quote but a separator or a line end (Arrow appends it to the value; Commons CSV
+  skips whitespace there and refuses anything else: :class:`._csv_quotes.QuoteWatch` checks
+  the raw bytes before Arrow reads them), and nothing Arrow refuses (bad UTF-8, an empty
   content, a row longer than a block). Arrow raises on those, and the reader falls back:
   :class:`SplitFailed`; the bytes read so far are kept (:attr:`ArrowSplit.replay`) so the Python
   path can read the content again from its start.
@@ -38,6 +40,7 @@ from typing import IO
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from flowcore.records._csv_quotes import QuoteWatch
 from flowcore.records.csv_format import CsvDialect
 
 __all__ = [
@@ -58,6 +61,10 @@ BLOCK_SIZE = 1 << 16
 #: Arrow's pool keeps more of bigger blocks' freed memory (a 50 MB content read in 1 MiB
 #: blocks peaked 50-85 MB above the start, in 64 KiB ones 26 MB).
 SMALL_CONTENT = 1 << 20
+#: Bytes read from the content at a time (Arrow asks for a block; the rest waits here): the
+#: quote check (:class:`._csv_quotes.QuoteWatch`) costs a few numpy calls per read, so a read
+#: of 64 KiB paid them sixteen times as often.
+READ_BYTES = 1 << 20
 #: Columns typed as strings up front (a wider content falls back to the Python path).
 MAX_COLUMNS = 1024
 #: Bytes of the content kept in memory for a fallback before they spill to a temporary file.
@@ -360,6 +367,7 @@ class _Source:
         self._tail: list[bytes] = []  # the last bytes Arrow was given, TAIL_BYTES or more
         self._tail_bytes = 0
         self._given = 0
+        self._quotes = QuoteWatch(dialect) if dialect.quote is not None else None
         self.ended = False
         if self._escape is not None:
             meta = {dialect.delimiter, dialect.escape, dialect.quote or ""} - {""}
@@ -399,14 +407,19 @@ class _Source:
     def _fill(self, want: int, size: int) -> None:
         """Read until *want* bytes are pending or the content ends (*size* < 0: all of it)."""
         while self._held() < want and not self._end:
-            data = self._stream.read(max(want - self._held(), 1 << 16) if size >= 0 else -1)
+            data = self._stream.read(max(want - self._held(), READ_BYTES) if size >= 0 else -1)
             if not data:
                 self._end = self.ended = True
+                self._watch_quotes(None)
                 break
             self._spool.write(data)
             if self._escape is not None and self._escape in data:
+                data = self._completed(data)
+                self._watch_quotes(data)
                 self._refuse_after_quote(data)
                 data = self._unescaped(data)
+            else:
+                self._watch_quotes(data)
             self._last = data[-1:]
             if self._at:
                 self._pending, self._at = self._pending[self._at :], 0
@@ -464,8 +477,27 @@ class _Source:
             msg = "an escape character follows a quote"
             raise SplitFailed(msg)
 
-    def _unescaped(self, data: bytes) -> bytes:
-        """*data* with Commons CSV's escapes in Arrow's terms (an escape at its end completed)."""
+    def _watch_quotes(self, data: bytes | None) -> None:
+        """Refuse content whose split may differ from Commons CSV's after a closing quote.
+
+        Arrow appends what follows a closing quote to the value (``"a"x`` reads ``ax``, and
+        whitespace there is kept); Commons CSV drops whitespace there and refuses anything
+        else but a separator or a line end. The Python path reads such content as it does.
+
+        Args:
+            data: the content's next raw bytes; None at its end.
+
+        Raises:
+            SplitFailed: a quote may close a value and be followed by something else.
+        """
+        if self._quotes is None:
+            return
+        if self._quotes.finish() if data is None else self._quotes.suspect(data):
+            msg = "a closing quote may be followed by a character other than a separator"
+            raise SplitFailed(msg)
+
+    def _completed(self, data: bytes) -> bytes:
+        """*data* with its last escape character's escaped byte (read from the content)."""
         escape = self._escape or b""
         while (len(data) - len(data.rstrip(escape))) % 2:  # the last escape takes the next byte
             more = self._stream.read(1)
@@ -474,6 +506,11 @@ class _Source:
                 raise SplitFailed(msg)
             self._spool.write(more)
             data += more
+        return data
+
+    def _unescaped(self, data: bytes) -> bytes:
+        """*data* with Commons CSV's escapes in Arrow's terms."""
+        escape = self._escape or b""
 
         def rewrite(match: re.Match[bytes]) -> bytes:
             char = match.group(1)

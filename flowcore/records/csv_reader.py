@@ -29,6 +29,7 @@ from flowcore.errors import ConfigurationError, RecordError
 from flowcore.records import _csv_arrow
 from flowcore.records._batches import record_error
 from flowcore.records._csv_inference import infer_schema
+from flowcore.records._csv_quotes import Malformed, Unfinished, open_quote_message, reread
 from flowcore.records._csv_values import BadValue, clean, clean_column, column
 from flowcore.records.csv_format import QUOTE_MINIMAL, CsvDialect, dialect_for
 from flowcore.records.options import nifi
@@ -205,7 +206,7 @@ def _read_python(
         raise record_error(progress.given + 1, None, None, msg) from None
     except csv.Error as exc:
         raise record_error(progress.given + 1, None, None, f"not valid CSV: {exc}") from None
-    except Unfinished as exc:
+    except Malformed as exc:
         raise record_error(progress.given + 1, exc.line, None, f"not valid CSV: {exc}") from None
     finally:
         text.detach()
@@ -221,7 +222,7 @@ def _row_chunks(rows: Iterator[list[str]], size: int) -> Iterator[_csv_arrow.Row
         chunk: list[list[str]] = []
         try:
             chunk.extend(itertools.islice(rows, size))  # keeps the rows read before a failure
-        except (csv.Error, UnicodeDecodeError, Unfinished):
+        except (csv.Error, UnicodeDecodeError, Malformed):
             if chunk:
                 yield _csv_arrow.RowColumns(chunk)
             raise
@@ -261,7 +262,7 @@ def _records(
         while head and count < options.inference_sample:
             try:
                 chunk = next(chunks, None)
-            except (csv.Error, UnicodeDecodeError, Unfinished) as exc:
+            except (csv.Error, UnicodeDecodeError, Malformed) as exc:
                 failed = exc
                 break
             if chunk is None:
@@ -319,6 +320,12 @@ def _without_bom(encoding: str) -> str:
 
 
 def _rows(text: IO[str], dialect: CsvDialect) -> Iterator[list[str]]:
+    """The rows of *text*, split by the ``csv`` module as Commons CSV splits them.
+
+    The module reads strictly: it refuses a character after a closing quote (its loose mode
+    appends it to the value), and the refused record is read again under Commons CSV's rule
+    (:func:`._csv_quotes.reread`: whitespace there dropped, anything else refused).
+    """
     lines: Any = text
     if dialect.comment:
         marker = dialect.comment
@@ -326,18 +333,30 @@ def _rows(text: IO[str], dialect: CsvDialect) -> Iterator[list[str]]:
     end = _End(dialect)
     if dialect.escape:
         lines = _commons_escapes(lines, dialect, end)
+    record: list[str] = []  # the lines of the record being read
+    kept = _kept(lines, record)
     reader = csv.reader(
-        itertools.chain(lines, end),
+        itertools.chain(kept, end),
         delimiter=dialect.delimiter,
         quotechar=dialect.quote or '"',
         quoting=csv.QUOTE_NONE if dialect.quote is None else csv.QUOTE_MINIMAL,
         escapechar=dialect.escape,
         doublequote=True,
         skipinitialspace=dialect.ignore_surrounding_spaces,
-        strict=False,
+        strict=dialect.quote is not None,
     )
-    for read in reader:
-        row = end.judge(read, reader.line_num) if end.reached else read  # the probe's: the last
+    reread_lines = 0  # lines read again past the one the module refused (it did not count them)
+    while True:
+        try:
+            read = next(reader)
+        except StopIteration:
+            return
+        except csv.Error as exc:
+            given = len(record)
+            read = _reread(exc, record, kept, dialect, end, line_num=reader.line_num + reread_lines)
+            reread_lines += len(record) - given
+        record.clear()
+        row = end.judge(read, reader.line_num + reread_lines) if end.reached else read
         if row is None:
             return
         if not row:
@@ -347,23 +366,49 @@ def _rows(text: IO[str], dialect: CsvDialect) -> Iterator[list[str]]:
         yield row
 
 
-class Unfinished(Exception):
-    """The content ends inside a quoted value, or right after an escape character.
+def _kept(lines: Iterator[str], record: list[str]) -> Iterator[str]:
+    """*lines*, each kept in *record* too (emptied once its record is read)."""
+    for line in lines:
+        record.append(line)
+        yield line
 
-    NiFi's readers raise there (Commons CSV: "EOF reached before encapsulated token finished",
-    "EOF whilst processing escape sequence"; Jackson CSV: "Missing closing quote"), so a cut
-    content goes to failure rather than converting its last record silently.
 
-    Attributes:
-        line: the line (1-based) of the open quoted value, or of the escape character.
+def _reread(
+    exc: csv.Error,
+    record: list[str],
+    more: Iterator[str],
+    dialect: CsvDialect,
+    end: _End,
+    *,
+    line_num: int,
+) -> list[str]:
+    """The record the strict ``csv`` module refused, as Commons CSV reads it.
+
+    Args:
+        exc: the module's error.
+        record: the record's lines the module read.
+        more: the lines after them.
+        dialect: the CSV format.
+        end: the probe after the content's last line.
+        line_num: the lines the module read (the probe too, once given) and those read again.
+
+    Raises:
+        csv.Error: *exc*, when it is not about a quoted value.
+        AfterQuote: a closing quote is followed by a character Commons CSV refuses.
+        Unfinished: the content ends inside a quoted value (or after an escape character).
     """
+    message = str(exc)
+    if message != "unexpected end of data" and "expected after" not in message:
+        raise exc
+    lines = list(record)
+    last = line_num - end.reached  # the probe is not the content's
+    try:
+        return reread(lines, more, dialect, last - len(lines) + 1)
+    except Unfinished:
+        end.check_escape(last + len(record) - len(lines))
+        raise
 
-    def __init__(self, msg: str, line: int) -> None:
-        super().__init__(msg)
-        self.line = line
 
-
-_LINE_BREAK = re.compile(r"\r\n|\r|\n")
 #: The probe's value (a private-use character: :class:`_End` never mistakes content for it).
 _MARK = "\ue000"
 
@@ -371,13 +416,13 @@ _MARK = "\ue000"
 class _End:
     """A probe line after the content's last, and what the row it ends was.
 
-    The ``csv`` module (not strict) gives a row that the content's end cut as if it were
-    whole: a quoted value left open, an escape character as the last one. Commons CSV raises on
-    both. The module also keeps a record open past the end of its last line when an unquoted
-    value there holds an escaped line break; Commons CSV ends it at the content's end. The
-    probe, a separator and :data:`_MARK`, tells these apart: after a whole record it is a row of
-    its own (``["", MARK]``); after an open unquoted value it is the row's next value; inside an
-    open quoted value, the value's last characters.
+    The ``csv`` module gives a row that ends with an escape character as if it were whole;
+    Commons CSV raises there. The module also keeps a record open past the end of its last line
+    when an unquoted value there holds an escaped line break; Commons CSV ends it at the
+    content's end. The probe, a separator and :data:`_MARK`, tells these apart: after a whole
+    record it is a row of its own (``["", MARK]``); after an open unquoted value it is the
+    row's next value. (Inside an open quoted value the strict module refuses the content's end:
+    :func:`_reread`.)
 
     Attributes:
         reached: the module asked for a line past the last (and was given the probe).
@@ -406,6 +451,19 @@ class _End:
         """
         dialect = self.dialect
         line_num -= 1  # the probe's line
+        self.check_escape(line_num)
+        if row[-1] == _MARK:
+            return None if row == ["", _MARK] else row[:-1]
+        # the probe inside a value: only a quoted one holds it, and the strict module refuses it
+        raise Unfinished(open_quote_message(line_num, dialect.quote or '"'), line_num)
+
+    def check_escape(self, line_num: int) -> None:
+        """Refuse a content that ends with an escape character (on line *line_num*).
+
+        Raises:
+            Unfinished: the last line ends with an escape character that escapes nothing.
+        """
+        dialect = self.dialect
         if _odd_escapes(self.last_line, dialect.escape):
             msg = (
                 "EOF whilst processing escape sequence: the content ends with the escape "
@@ -413,17 +471,6 @@ class _End:
                 "or the escape character should itself be escaped"
             )
             raise Unfinished(msg, line_num)
-        if row[-1] == _MARK:
-            return None if row == ["", _MARK] else row[:-1]
-        # Inside an open quoted value, from its first line to the end: its line breaks say where.
-        value = row[-1][: -len(dialect.delimiter + _MARK)]
-        first = line_num - len(_LINE_BREAK.findall(value)) + value.endswith(("\n", "\r"))
-        msg = (
-            "EOF reached before encapsulated token finished: the value quoted on line "
-            f"{first} has no closing {dialect.quote!r}; the content is cut short, or a quote "
-            "is missing"
-        )
-        raise Unfinished(msg, first)
 
 
 def _odd_escapes(text: str, escape: str | None) -> bool:
