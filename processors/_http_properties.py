@@ -16,7 +16,7 @@ from flowcore.properties import (
     PropertyDependency,
     PropertyDescriptor,
 )
-from flowcore.relationship import Relationship
+from flowcore.processor.relationship import Relationship
 from flowcore.validators import (
     DATA_SIZE_VALIDATOR,
     INTEGER_VALIDATOR,

@@ -10,7 +10,7 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from flowcore.binning import FRAGMENT_COUNT, FRAGMENT_INDEX
+from flowcore.processor.binning import FRAGMENT_COUNT, FRAGMENT_INDEX
 from flowcore.flowfile import FlowFile
 
 __all__ = [

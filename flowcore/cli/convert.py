@@ -20,7 +20,7 @@ from flowcore.cli._nifi import load_type_map, print_notes, print_stopped, with_s
 from flowcore.cli.explain import write_output
 from flowcore.nifi.exporting import export_flow
 from flowcore.nifi.python_source import flow_to_python
-from flowcore.validation import validate_flow
+from flowcore.definition.validation import validate_flow
 
 __all__ = ["TARGETS", "add_command", "cmd_convert"]
 

@@ -50,10 +50,10 @@ from flowcore.driver.stage_jobs import StageJobs
 from flowcore.engine._bulletins import redacting
 from flowcore.engine.task import apply_limits
 from flowcore.engine.wire import SegmentWait, TaskResult
-from flowcore.flow import Connection, FlowDefinition
-from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import WorkItem
-from flowcore.queues import full_connections, parked_component
+from flowcore.definition.flow import Connection, FlowDefinition
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import WorkItem
+from flowcore.definition.queues import full_connections, parked_component
 from flowcore.runners.jobs import Runner
 from flowcore.service_order import secrets_with_services
 from flowcore.session.host import ComponentInfo, StateMap

@@ -47,13 +47,13 @@ from flowcore.expression._values import set_max_length
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.patterns import set_time_limit
-from flowcore.processor import ProcessorKind
+from flowcore.processor.base import ProcessorKind
 from flowcore.provenance_events import (
     ProvenanceEvent,
     ProvenanceEventRun,
     ProvenanceEventType,
 )
-from flowcore.queues import expired, park_queue_id, prioritized, queue_order
+from flowcore.definition.queues import expired, park_queue_id, prioritized, queue_order
 from flowcore.services import MapCache
 from flowcore.session._content import CONTENT_FAILURE_REASON
 from flowcore.session.block_views import BlockViews

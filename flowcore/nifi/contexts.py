@@ -24,7 +24,7 @@ from flowcore.errors import ConfigurationError
 from flowcore.nifi.groups import Group
 from flowcore.nifi.schema import MAX_DEPTH
 from flowcore.parameters import Parameter, ParameterContext, context_from_json
-from flowcore.validation import FlowProblem
+from flowcore.definition.validation import FlowProblem
 
 __all__ = ["ImportedParameters", "flow_parameters"]
 

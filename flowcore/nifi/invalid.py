@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from flowcore.flow import ComponentKind, FlowDefinition
+from flowcore.definition.flow import ComponentKind, FlowDefinition
 from flowcore.nifi.findings import ImportNote
-from flowcore.validation import (
+from flowcore.definition.validation import (
     Check,
     check_durations_and_retry,
     check_inputs,

@@ -17,7 +17,7 @@ import attrs
 
 from flowcore.flowfile import Attributes, CountedUuids, FlowFile
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
-from flowcore.relationship import Relationship
+from flowcore.processor.relationship import Relationship
 from flowcore.session._support import ORIGIN_TYPES, SNAPSHOT_TYPES, PendingEvent, Record
 
 if TYPE_CHECKING:

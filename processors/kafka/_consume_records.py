@@ -26,7 +26,7 @@ import pyarrow as pa
 from flowcore.errors import ProcessException
 from flowcore.properties import PropertyDescriptor
 from flowcore.records.record_io import RECORD_FAILURES
-from flowcore.relationship import Relationship
+from flowcore.processor.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from processors.kafka._record_calls import read_value, write_batches
 from processors.record_services.json import JsonTreeReader

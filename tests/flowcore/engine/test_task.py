@@ -22,8 +22,8 @@ from flowcore.engine.task import (
 from flowcore.engine.wire import TaskInput, TaskResult, TaskSpec
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
 from flowcore.processor import InputRequirement
-from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
-from flowcore.queues import park_queue_id
+from flowcore.processor.kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.definition.queues import park_queue_id
 from flowcore.session.external_files import fingerprint
 from flowcore.session.host import QueuedFlowFile
 from flowcore.settings import Settings

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from flowcore.errors import ConfigurationError
-from flowcore.flow import FlowDefinition
+from flowcore.definition.flow import FlowDefinition
 from flowcore.nifi.services import SERVICES, ServiceMapping, ServiceUse, unavailable
 from flowcore.services import EvictionStrategy
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flowcore.binning import BinLimits, BinManager, EvictionReason
+from flowcore.processor.binning import BinLimits, BinManager, EvictionReason
 from flowcore.flowfile import FlowFile
 
 

@@ -14,10 +14,10 @@ from typing import TYPE_CHECKING, ParamSpec, Protocol, TypeVar
 
 from flowcore.errors import ConfigurationError
 from flowcore.properties import PropertyDescriptor, PropertyValue
-from flowcore.relationship import Relationship
+from flowcore.processor.relationship import Relationship
 
 if TYPE_CHECKING:
-    from flowcore.binning import Bin
+    from flowcore.processor.binning import Bin
     from flowcore.flowfile import Content, FlowFile
     from flowcore.session.host import ComponentInfo, StateMap
     from flowcore.session.process_session import ProcessSession

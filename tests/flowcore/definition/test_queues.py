@@ -1,11 +1,11 @@
-"""Tests for flowcore/queues.py: back pressure, prioritizers, expiration and park queues."""
+"""Tests for flowcore/definition/queues.py: back pressure, prioritizers, expiration and park queues."""
 
 from __future__ import annotations
 
-from flowcore.component_settings import Prioritizer, QueueSettings
-from flowcore.flow import Connection
+from flowcore.definition.component_settings import Prioritizer, QueueSettings
+from flowcore.definition.flow import Connection
 from flowcore.flowfile import FlowFile
-from flowcore.queues import (
+from flowcore.definition.queues import (
     back_pressured,
     expired,
     full_connections,
