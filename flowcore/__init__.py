@@ -39,8 +39,8 @@ from flowcore.errors import (
 )
 from flowcore.expression import Expression, compile_expression
 from flowcore.flowfile import FlowFile
-from flowcore.processor.context import ProcessContext, carry_context
 from flowcore.processor.base import InputRequirement, Processor
+from flowcore.processor.context import ProcessContext, carry_context
 from flowcore.processor.kinds import (
     BinningProcessor,
     FlowFileTransform,
@@ -50,6 +50,7 @@ from flowcore.processor.kinds import (
     WorkItem,
     WorkListing,
 )
+from flowcore.processor.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
 from flowcore.properties import (
     AllowableValue,
     ExpressionLanguageScope,
@@ -58,7 +59,6 @@ from flowcore.properties import (
     PropertyValue,
 )
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
-from flowcore.processor.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
 from flowcore.session._transform import FlowFileView
 from flowcore.session.host import StateMap
 from flowcore.session.process_session import ProcessSession

@@ -34,6 +34,11 @@ import numpy as np
 import processors._merge_bins as bins
 import processors._merge_formats as formats
 import processors._merge_properties as props
+from flowcore.expression import compile_expression, contains_expression
+from flowcore.expression._columns import evaluate_boolean_column
+from flowcore.flowfile import ContentClaim, CountedUuids, FlowFile
+from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.flowfile_batch.columns import IntColumn
 from flowcore.processor.binning import (
     FRAGMENT_COUNT,
     FRAGMENT_INDEX,
@@ -45,11 +50,6 @@ from flowcore.processor.binning import (
     EvictionReason,
     InsertionStrategy,
 )
-from flowcore.expression import compile_expression, contains_expression
-from flowcore.expression._columns import evaluate_boolean_column
-from flowcore.flowfile import ContentClaim, CountedUuids, FlowFile
-from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.flowfile_batch.columns import IntColumn
 from flowcore.session._content import RangeGather
 from processors._merge_bundles import FRAGMENT_ID, SEGMENT_ORIGINAL_FILENAME, common_attributes
 
@@ -188,8 +188,9 @@ def _offer_each(
     FlowFile may fit a bin that refused a larger one), FlowFiles larger than the limit (each
     in a bin of its own, appended to *alone*: ready at once, before the trigger's other bins)
     and a Bin Termination Check (*ending*: its value for each FlowFile). The bins are the
-    manager's, their counts, sizes and refused offers kept as :class:`~flowcore.processor.binning.Bin`
-    keeps them; each bin's new FlowFiles become pieces once the intake is placed.
+    manager's, their counts, sizes and refused offers kept as
+    :class:`~flowcore.processor.binning.Bin` keeps them; each bin's new FlowFiles become pieces once
+    the intake is placed.
     """
     start = intake.taken
     chunk = intake.groups[start:stop]

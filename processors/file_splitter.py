@@ -28,8 +28,8 @@ from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.patterns import compile_pattern
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
-from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
 from flowcore.processor.relationship import Relationship
+from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
 from flowcore.session.external_files import fingerprint_of, range_claim
 from flowcore.session.process_session import ProcessSession
 from flowcore.units import parse_data_size

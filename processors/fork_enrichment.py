@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from flowcore.processor.context import ProcessContext
 from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
 from flowcore.processor.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 

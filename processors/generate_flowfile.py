@@ -13,8 +13,8 @@ from flowcore.expression._columns import evaluate_column
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import SourceProcessor, WorkItem, WorkListing
-from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.processor.relationship import SUCCESS
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,

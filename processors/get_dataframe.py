@@ -14,8 +14,8 @@ import pyarrow.parquet as pq
 
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
-from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.processor.relationship import SUCCESS
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     NON_EMPTY_VALIDATOR,

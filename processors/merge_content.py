@@ -11,6 +11,11 @@ import processors._merge_bundles as bundles
 import processors._merge_entries as entries
 import processors._merge_formats as formats
 import processors._merge_properties as props
+from flowcore.errors import ExpressionEvaluationError, ProcessException
+from flowcore.expression import compile_expression, contains_expression
+from flowcore.flowfile import FlowFile
+from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.flowfile_batch.columns import Column, constant_column
 from flowcore.processor.binning import (
     FRAGMENT_COUNT,
     FRAGMENT_INDEX,
@@ -19,11 +24,6 @@ from flowcore.processor.binning import (
     BinManager,
     InsertionStrategy,
 )
-from flowcore.errors import ExpressionEvaluationError, ProcessException
-from flowcore.expression import compile_expression, contains_expression
-from flowcore.flowfile import FlowFile
-from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.flowfile_batch.columns import Column, constant_column
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.relationship import Relationship
 from flowcore.session.process_session import ProcessSession

@@ -32,8 +32,8 @@ from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import SinkJobs, TwoPhaseSink
-from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
 from flowcore.processor.relationship import FAILURE, SUCCESS
+from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
 from flowcore.session.batch_context import BatchContext
 from flowcore.session.process_session import ProcessSession
 from flowcore.units import parse_data_size

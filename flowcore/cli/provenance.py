@@ -29,8 +29,8 @@ from flowcore.cli._common import (
     with_repository,
 )
 from flowcore.cli.explain import write_file, write_output
-from flowcore.errors import ContentNotFoundError
 from flowcore.definition.flow import FlowDefinition
+from flowcore.errors import ContentNotFoundError
 from flowcore.pictures.lineage_picture import lineage_picture
 from flowcore.pictures.render import FORMATS, render
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType

@@ -12,8 +12,8 @@ from collections.abc import Mapping
 
 import attrs
 
-from flowcore.definition.component_settings import Prioritizer, RetrySettings
 from flowcore.controller_service import ControllerService
+from flowcore.definition.component_settings import Prioritizer, RetrySettings
 from flowcore.definition.flow import FUNNEL_RELATIONSHIP
 from flowcore.processor.base import Processor, ProcessorKind
 

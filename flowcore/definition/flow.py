@@ -1,9 +1,9 @@
 """Flow definitions: processors and funnels joined by connections, as data.
 
 A :class:`FlowDefinition` only records what the user declared; nothing here runs. Validation
-(:mod:`flowcore.definition.validation`) reads the definition and reports every problem at once, and the
-compiler (issue 5) turns a valid flow into stages. The graph is a networkx ``MultiDiGraph`` whose
-nodes are component ids and whose edges are connections, so loops and parallel connections are
+(:mod:`flowcore.definition.validation`) reads the definition and reports every problem at once, and
+the compiler (issue 5) turns a valid flow into stages. The graph is a networkx ``MultiDiGraph``
+whose nodes are component ids and whose edges are connections, so loops and parallel connections are
 ordinary.
 
 Connections carry NiFi's queue settings (reference/nifi-framework.md §5): back pressure at 10,000
@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
+from flowcore.controller_service import ControllerService
 from flowcore.definition.component_settings import (
     DEFAULT_RUN_SCHEDULE,
     LoadBalanceStrategy,
@@ -29,7 +30,6 @@ from flowcore.definition.component_settings import (
     enum_member,
     period_text,
 )
-from flowcore.controller_service import ControllerService
 from flowcore.errors import FlowDefinitionError
 from flowcore.ids import connection_id, ends_key, ends_of, reserved_id
 from flowcore.parameters import Parameter, ParameterContext

@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterator
 
 import attrs
 
-from flowcore.definition.component_settings import SchedulingStrategy
 from flowcore.cron import parse_cron
-from flowcore.errors import ConfigurationError, FlowValidationError
+from flowcore.definition.component_settings import SchedulingStrategy
 from flowcore.definition.flow import Component, ComponentKind, Connection, FlowDefinition
+from flowcore.errors import ConfigurationError, FlowValidationError
 from flowcore.parameters import MIN_MASKED_LENGTH, SensitiveText, redact
 from flowcore.processor.base import InputRequirement
 from flowcore.service_order import service_cycles

@@ -48,8 +48,8 @@ from flowcore.engine._bulletins import redacting
 from flowcore.engine.wire import TaskResult
 from flowcore.errors import AfterCommitRetry, ConfigurationError
 from flowcore.parameters import redact
-from flowcore.processor.context import ProcessContext
 from flowcore.processor.base import Processor, ProcessorKind
+from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import SinkJobs, TwoPhaseSink
 from flowcore.runners.jobs import Runner
 from flowcore.service_order import secrets_with_services

@@ -17,12 +17,12 @@ import numpy as np
 import repositories.segments as segment_files
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
+from flowcore.definition.queues import queue_order
 from flowcore.errors import FlowcoreError
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import BinningProcessor
-from flowcore.definition.queues import queue_order
 from flowcore.session.host import ComponentInfo, StateMap
 
 __all__ = ["group_records", "record_order", "single_group"]

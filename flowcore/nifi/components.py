@@ -27,8 +27,8 @@ from flowcore.definition.component_settings import (
     RetrySettings,
     SchedulingStrategy,
 )
-from flowcore.errors import FlowcoreError
 from flowcore.definition.flow import FlowDefinition
+from flowcore.errors import FlowcoreError
 from flowcore.nifi.criteria import criteria_from_xml
 from flowcore.nifi.findings import Findings
 from flowcore.nifi.groups import Node

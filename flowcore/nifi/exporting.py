@@ -26,8 +26,12 @@ from typing import Any
 
 import attrs
 
-from flowcore.definition.component_settings import DEFAULT_MAX_BACKOFF_PERIOD, DEFAULT_RETRY_COUNT, Prioritizer
 from flowcore.controller_service import ControllerService
+from flowcore.definition.component_settings import (
+    DEFAULT_MAX_BACKOFF_PERIOD,
+    DEFAULT_RETRY_COUNT,
+    Prioritizer,
+)
 from flowcore.definition.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.nifi.criteria import criteria_xml
 from flowcore.nifi.layout import PROCESSOR_SIZE, Position, layout

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import attrs
 
-from flowcore.errors import NiFiImportError
 from flowcore.definition.validation import FlowProblem
+from flowcore.errors import NiFiImportError
 
 __all__ = ["Findings", "ImportNote"]
 

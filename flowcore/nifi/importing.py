@@ -34,8 +34,8 @@ from flowcore.definition.component_settings import (
     DEFAULT_BACK_PRESSURE_OBJECTS,
     Prioritizer,
 )
-from flowcore.errors import FlowDefinitionError
 from flowcore.definition.flow import Component, FlowDefinition
+from flowcore.errors import FlowDefinitionError
 from flowcore.nifi.components import ProcessorMaker, TypeMap, referenced_services, settings_of
 from flowcore.nifi.contexts import flow_parameters
 from flowcore.nifi.findings import Findings, ImportNote

@@ -23,10 +23,14 @@ from typing import Any
 import attrs
 
 import flowcore
-from flowcore.definition.component_settings import DEFAULT_RUN_SCHEDULE, QueueSettings, SchedulingStrategy
 from flowcore.controller_service import ControllerService
-from flowcore.errors import FlowDefinitionError
+from flowcore.definition.component_settings import (
+    DEFAULT_RUN_SCHEDULE,
+    QueueSettings,
+    SchedulingStrategy,
+)
 from flowcore.definition.flow import Component, ComponentKind, Connection, FlowDefinition
+from flowcore.errors import FlowDefinitionError
 from flowcore.parameters import Parameter, ParameterContext, sole_reference
 from flowcore.processor.base import Processor
 from processors import BUILTIN_PROCESSORS

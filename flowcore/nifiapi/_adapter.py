@@ -49,8 +49,8 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from flowcore.errors import ConfigurationError, InvalidProcessorError, ProcessException
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.processor.context import ProcessContext as FlowcoreContext
 from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext as FlowcoreContext
 from flowcore.processor.kinds import (
     FlowFileTransform,
     SourceProcessor,
@@ -59,11 +59,11 @@ from flowcore.processor.kinds import (
     WorkListing,
     _Failed,
 )
+from flowcore.processor.relationship import Relationship as FlowcoreRelationship
 from flowcore.properties import ExpressionLanguageScope as FlowcoreScope
 from flowcore.properties import PropertyDependency as FlowcoreDependency
 from flowcore.properties import PropertyDescriptor as FlowcoreDescriptor
 from flowcore.properties import PropertyValue
-from flowcore.processor.relationship import Relationship as FlowcoreRelationship
 from flowcore.session._content import CONTENT_FAILURE_REASON
 from flowcore.session._transform import FlowFileView, damage_reason
 from flowcore.session.host import StateMap

@@ -1,8 +1,8 @@
 """The Processor API: how users and built-ins declare and implement processors.
 
 A processor class declares NiFi-style :class:`~flowcore.properties.PropertyDescriptor` values and
-:class:`~flowcore.processor.relationship.Relationship` values, and implements one of four kinds the engine
-knows how to run:
+:class:`~flowcore.processor.relationship.Relationship` values, and implements one of four kinds the
+engine knows how to run:
 
 * **per-FlowFile** (:class:`Processor`, or
   :class:`~flowcore.processor.kinds.FlowFileTransform` for the common case): narrow
@@ -38,6 +38,7 @@ from flowcore.parameters import (
     substitute_parameters,
 )
 from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import (
     ExpressionLanguageScope,
     PropertyDescriptor,
@@ -45,7 +46,6 @@ from flowcore.properties import (
     parameter_problems,
     property_key,
 )
-from flowcore.processor.relationship import Relationship
 from flowcore.session.batch_context import BatchContext, BatchRoute, WrittenBatch
 from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult
 

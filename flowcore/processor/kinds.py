@@ -25,8 +25,8 @@ from flowcore.errors import ContentCorruptionError, ContentNotFoundError, Proces
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.flowfile_batch.columns import Column
-from flowcore.processor.context import ProcessContext
 from flowcore.processor.base import Capabilities, InputRequirement, Processor, ProcessorKind
+from flowcore.processor.context import ProcessContext
 from flowcore.processor.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
 from flowcore.session._content import CONTENT_FAILURE_REASON
 from flowcore.session._transform import (

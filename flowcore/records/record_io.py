@@ -40,9 +40,9 @@ from flowcore.errors import (
 )
 from flowcore.flowfile import FlowFile
 from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import PropertyDescriptor
 from flowcore.records.schema import RecordSchema
-from flowcore.processor.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.session.streams import WriteStream, buffered
 

@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from flowcore.processor.binning import Bin, BinLimits, EvictionReason
 from flowcore.compiler.plan import MemberPlan, Route
 from flowcore.engine._batches import PerFlowFileDriver
 from flowcore.engine._bins import BinningDriver
@@ -54,6 +53,7 @@ from flowcore.engine._sink_batches import SinkDriver
 from flowcore.flowfile import FlowFile, ResourceClaim
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.processor.base import Processor, ProcessorKind
+from flowcore.processor.binning import Bin, BinLimits, EvictionReason
 from flowcore.processor.kinds import HARNESS_WRITE, BinningProcessor, TwoPhaseSink
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
 from flowcore.session._effects import emit

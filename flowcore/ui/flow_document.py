@@ -19,10 +19,10 @@ from typing import Any
 
 from flowcore.compiler.stages import CompiledFlow, compile_flow
 from flowcore.definition.flow import Component, ComponentKind, FlowDefinition
+from flowcore.definition.validation import problems_of
 from flowcore.nifi.layout import FUNNEL_SIZE, PROCESSOR_SIZE, Position, layout
 from flowcore.processor.base import ProcessorKind
 from flowcore.ui.nifi_groups import GroupLayout
-from flowcore.definition.validation import problems_of
 
 __all__ = ["PORT_SIZE", "SENSITIVE_VALUE_SET", "flow_document", "recorded_document"]
 

@@ -23,8 +23,8 @@ from typing import Any, ClassVar
 
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import SourceProcessor, WorkItem, WorkListing
-from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.processor.relationship import SUCCESS
+from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     NON_EMPTY_VALIDATOR,

@@ -33,8 +33,8 @@ from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
-from flowcore.properties import PropertyDescriptor
 from flowcore.processor.relationship import Relationship
+from flowcore.properties import PropertyDescriptor
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
 from processors.kafka._consume_listing import (

@@ -22,8 +22,8 @@ from typing import Any, ClassVar
 from flowcore.errors import ProcessException
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
-from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.processor.relationship import SUCCESS
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     NON_EMPTY_VALIDATOR,

@@ -29,8 +29,8 @@ import attrs
 
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import SourceProcessor, WorkItem, WorkListing
-from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.processor.relationship import SUCCESS
+from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     DATA_SIZE_VALIDATOR,

@@ -27,8 +27,8 @@ import attrs
 
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import SourceProcessor, WorkItem, WorkListing
-from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.processor.relationship import Relationship
+from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
 from processors.sql import execute_base as base

@@ -1,10 +1,9 @@
-"""Tests for flowcore/definition/queues.py: back pressure, prioritizers, expiration and park queues."""
+"""Tests for flowcore/definition/queues.py: back pressure, prioritizers, expiration, park queues."""
 
 from __future__ import annotations
 
 from flowcore.definition.component_settings import Prioritizer, QueueSettings
 from flowcore.definition.flow import Connection
-from flowcore.flowfile import FlowFile
 from flowcore.definition.queues import (
     back_pressured,
     expired,
@@ -13,6 +12,7 @@ from flowcore.definition.queues import (
     parked_component,
     prioritized,
 )
+from flowcore.flowfile import FlowFile
 
 
 def _connection(**settings: object) -> Connection:

@@ -23,13 +23,13 @@ from flowcore import (
     WorkListing,
 )
 from flowcore.controller_service import ControllerService
+from flowcore.definition.validation import problems_of, short_secrets, validate_flow
 from flowcore.driver.controller import run_flow
 from flowcore.engine._bulletins import redacting
 from flowcore.nifi.exporting import export_flow
 from flowcore.nifi.python_source import flow_to_python
 from flowcore.parameters import Parameter
 from flowcore.settings import Settings
-from flowcore.definition.validation import problems_of, short_secrets, validate_flow
 from processors import GenerateFlowFile
 from repositories.repository_set import read_bulletins
 

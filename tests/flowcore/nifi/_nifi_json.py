@@ -7,8 +7,8 @@ from typing import Any, ClassVar
 
 from flowcore.controller_service import ControllerService
 from flowcore.processor.kinds import FlowFileTransform, TransformResult
-from flowcore.properties import PropertyDescriptor
 from flowcore.processor.relationship import SUCCESS
+from flowcore.properties import PropertyDescriptor
 
 STANDARD = "org.apache.nifi.processors.standard."
 UPDATE_ATTRIBUTE = "org.apache.nifi.processors.attributes.UpdateAttribute"

@@ -9,8 +9,8 @@ from hypothesis import given
 
 from flowcore.builder import Flow
 from flowcore.definition.component_settings import RetrySettings
-from flowcore.errors import FlowDefinitionError
 from flowcore.definition.flow import FlowDefinition
+from flowcore.errors import FlowDefinitionError
 from flowcore.nifi.python_source import flow_to_python
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
