@@ -23,6 +23,7 @@ LAYERS: tuple[tuple[str, tuple[str, ...]], ...] = (
         (
             "flowcore.errors",
             "flowcore._nifiapi_finder",
+            "flowcore._moved_modules",
             "flowcore.clock",
             "flowcore.units",
             "flowcore.cron",
