@@ -11,7 +11,6 @@ returns the module it became, the same object, with a DeprecationWarning naming 
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import types
@@ -30,8 +29,12 @@ MOVED_MODULES = {
 }
 
 
-class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds an old module path and loads it as the module it became."""
+class _MovedModuleFinder:
+    """Finds an old module path and loads it as the module it became.
+
+    A meta path finder and its loader, by their methods: ``importlib.abc``'s base classes would
+    load ``importlib.resources`` on every ``import flowcore``.
+    """
 
     def find_spec(self, fullname: str, path: object = None, target: object = None) -> object:
         """A spec for an old path, loaded by this finder; None for any other name."""
