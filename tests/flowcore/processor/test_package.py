@@ -20,6 +20,6 @@ def test_the_package_exports_what_the_module_did() -> None:
         "ProcessorKind": ProcessorKind,
         "WrittenBatch": WrittenBatch,
     }
-    assert flowcore.processor.base.__all__ == sorted(exported)
+    assert flowcore.processor.__all__ == sorted(exported)
     for name, value in exported.items():
         assert getattr(flowcore.processor, name) is value, name
