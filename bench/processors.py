@@ -37,8 +37,8 @@ sys.path.insert(
 )  # ahead of bench/, where this file would shadow the processors package
 
 from flowcore import FlowFile
-from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
+from flowcore.processor.context import ProcessContext
 from flowcore.session.host import (
     ComponentInfo,
     QueuedFlowFile,

@@ -32,7 +32,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from flowcore import Flow, ProcessContext, Processor, ProcessSession
 from flowcore.driver.controller import Controller
-from flowcore.relationship import SUCCESS
+from flowcore.processor.relationship import SUCCESS
 from flowcore.runners.direct import DirectRunner
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner

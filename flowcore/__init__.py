@@ -13,8 +13,11 @@ importing one of flowcore's modules loads this package too, and must not load th
 
 from typing import TYPE_CHECKING, Any
 
-from flowcore import _nifiapi_finder  # noqa: F401 - makes `import nifiapi` work in a source tree
-from flowcore.component_settings import (
+from flowcore import (
+    _moved_modules,  # noqa: F401 - old module paths (issue 45) still import
+    _nifiapi_finder,  # noqa: F401 - makes `import nifiapi` work in a source tree
+)
+from flowcore.definition.component_settings import (
     BackoffMechanism,
     LoadBalanceStrategy,
     Prioritizer,
@@ -39,9 +42,9 @@ from flowcore.errors import (
 )
 from flowcore.expression import Expression, compile_expression
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext, carry_context
-from flowcore.processor import InputRequirement, Processor
-from flowcore.processor_kinds import (
+from flowcore.processor.base import InputRequirement, Processor
+from flowcore.processor.context import ProcessContext, carry_context
+from flowcore.processor.kinds import (
     BinningProcessor,
     FlowFileTransform,
     SourceProcessor,
@@ -50,6 +53,7 @@ from flowcore.processor_kinds import (
     WorkItem,
     WorkListing,
 )
+from flowcore.processor.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
 from flowcore.properties import (
     AllowableValue,
     ExpressionLanguageScope,
@@ -58,7 +62,6 @@ from flowcore.properties import (
     PropertyValue,
 )
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
-from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
 from flowcore.session._transform import FlowFileView
 from flowcore.session.host import StateMap
 from flowcore.session.process_session import ProcessSession
@@ -143,13 +146,13 @@ def register_spark_sources(spark: Any) -> None:
 #: that defines each: still importable from here, with a DeprecationWarning naming that module.
 _MOVED = {
     "Attributes": "flowcore.flowfile",
-    "Component": "flowcore.flow",
-    "Connection": "flowcore.flow",
+    "Component": "flowcore.definition.flow",
+    "Connection": "flowcore.definition.flow",
     "ContentClaim": "flowcore.flowfile",
-    "FlowDefinition": "flowcore.flow",
+    "FlowDefinition": "flowcore.definition.flow",
     "ProcessorKind": "flowcore.processor",
     "ResourceClaim": "flowcore.flowfile",
-    "SinkJobs": "flowcore.processor_kinds",
+    "SinkJobs": "flowcore.processor.kinds",
 }
 
 

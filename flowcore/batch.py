@@ -14,11 +14,11 @@ itself: every name is re-exported from the module that defines it, where flowcor
 imports it (``tests/test_layers.py`` holds it to that).
 """
 
-from flowcore.binning import BatchBinning, Bin
 from flowcore.expression import compile_expression
 from flowcore.expression._columns import evaluate_boolean_column, evaluate_column
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, IntColumn, TextColumn, column_of
+from flowcore.processor.binning import BatchBinning, Bin
 from flowcore.session.batch_context import BatchContext, BatchRoute, WrittenBatch
 
 __all__ = [

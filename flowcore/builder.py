@@ -1,7 +1,7 @@
 """The ``Flow`` users build, check, explain and run.
 
-A flow definition (:class:`flowcore.flow.FlowDefinition`) is a value: processors, funnels and
-connections, nothing that runs. The engine takes that value from above (validation, the
+A flow definition (:class:`flowcore.definition.flow.FlowDefinition`) is a value: processors, funnels
+and connections, nothing that runs. The engine takes that value from above (validation, the
 compiler, the controller all read definitions and none is imported by them), so the entry
 points a user calls on a flow live here, in the faces layer, on a subclass that adds only
 them: ``flow.validate()``, ``flow.explain()``, ``flow.run()``.
@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from flowcore.compiler.stages import compile_flow
+from flowcore.definition.flow import FlowDefinition
+from flowcore.definition.validation import validate_flow
 from flowcore.driver.controller import run_flow
 from flowcore.driver.run_result import RunResult
-from flowcore.flow import FlowDefinition
 from flowcore.nifi.invalid import invalid_processors
 from flowcore.nifi.structure import flow_structure, same_flow
 from flowcore.settings import DEFAULT_REPOSITORY, Settings
-from flowcore.validation import validate_flow
 from repositories.repository_set import read_status
 
 if TYPE_CHECKING:
@@ -32,7 +32,7 @@ if TYPE_CHECKING:
     from flowcore.nifi.findings import ImportNote
     from flowcore.parameters import Parameter, ParameterContext
     from flowcore.pictures.flow_picture import FlowCounts
-    from flowcore.processor import Processor
+    from flowcore.processor.base import Processor
 
 __all__ = ["Flow", "flow_counts"]
 

@@ -2,8 +2,8 @@
 
 Identity is data (DESIGN §9c): a repository keeps queues under connection ids and state under
 component ids, so ids come from names and endpoints, never from the order of calls. This module
-holds the rules both the definition (:mod:`flowcore.flow`) and the repository's record of it
-(:mod:`flowcore.driver.identity`) follow.
+holds the rules both the definition (:mod:`flowcore.definition.flow`) and the repository's record of
+it (:mod:`flowcore.driver.identity`) follow.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ def ends_key(source: str, relationships: Iterable[str], destination: str) -> tup
 
 
 def ends_of(connection: Any) -> tuple[Any, ...]:
-    """:func:`ends_key` of a :class:`~flowcore.flow.Connection`."""
+    """:func:`ends_key` of a :class:`~flowcore.definition.flow.Connection`."""
     return ends_key(connection.source, connection.relationships, connection.destination)
 
 

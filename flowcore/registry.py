@@ -29,9 +29,9 @@ from importlib import metadata
 
 from flowcore.controller_service import ControllerService, interface_name
 from flowcore.errors import InvalidProcessorError, UnknownProcessorError
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import AllowableValue, PropertyDescriptor
-from flowcore.relationship import Relationship
 from processors._lazy_types import LazyTypes
 from processors.lookup_services import LOOKUP_SERVICES
 from processors.record_services import RECORD_SERVICES

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from processors._lazy_types import LazyTypes, lazy_module_attributes
 
 if TYPE_CHECKING:
-    from flowcore.processor import Processor
+    from flowcore.processor.base import Processor
 
 BUILTIN_PROCESSORS: LazyTypes[type[Processor]] = LazyTypes(
     {

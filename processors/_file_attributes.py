@@ -25,7 +25,7 @@ from pathlib import Path
 import attrs
 
 from flowcore.patterns import FlowPattern, compile_pattern
-from flowcore.process_context import ProcessContext
+from flowcore.processor.context import ProcessContext
 
 __all__ = [
     "RAW_FILENAME",

@@ -30,7 +30,7 @@ from typing import IO
 import attrs
 import httpx
 
-from flowcore.process_context import carry_context
+from flowcore.processor.context import carry_context
 from flowcore.ssl_context import StandardSSLContextService
 
 __all__ = ["Call", "ClientSettings", "Exchange", "HttpRuntime", "RequestBody", "perform"]

@@ -17,7 +17,7 @@ from flowcore.patterns import FlowPattern, compile_pattern
 from flowcore.properties import PropertyValue
 
 if TYPE_CHECKING:
-    from flowcore.process_context import ProcessContext
+    from flowcore.processor.context import ProcessContext
 
 __all__ = ["RequestOptions"]
 

@@ -10,13 +10,13 @@ still reads and migrates, since flowcore has no proxy service yet.
 from __future__ import annotations
 
 from flowcore.expression._nodes import ResultType
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import (
     AllowableValue,
     ExpressionLanguageScope,
     PropertyDependency,
     PropertyDescriptor,
 )
-from flowcore.relationship import Relationship
 from flowcore.validators import (
     DATA_SIZE_VALIDATOR,
     INTEGER_VALIDATOR,

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from flowcore.expression._values import java_double_to_string
-from flowcore.process_context import ProcessContext
+from flowcore.processor.context import ProcessContext
 from flowcore.properties import PropertyDescriptor
 from flowcore.validators import DATA_SIZE_VALIDATOR
 from processors._json_text import to_json

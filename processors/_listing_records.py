@@ -17,7 +17,8 @@ from typing import Any
 
 import pyarrow as pa
 
-from flowcore.process_context import ProcessContext
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import SUCCESS
 from flowcore.properties import PropertyDescriptor
 from flowcore.records.schema import (
     BOOLEAN,
@@ -28,7 +29,6 @@ from flowcore.records.schema import (
     RecordField,
     RecordSchema,
 )
-from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 
 __all__ = ["FILE_INFO_SCHEMA", "S3_OBJECT_SCHEMA", "write_listing", "writer_set"]

@@ -9,7 +9,7 @@ fits the same way (no byte limit, or one size within it) runs of FlowFiles are p
 (:func:`_offer`); otherwise, with sizes that differ under Maximum Group Size, an oversize
 FlowFile (a bin of its own, ready at once) or a Bin Termination Check (a column of its values),
 each FlowFile is offered in turn on numbers alone (:func:`_offer_each`). Hypothesis tests compare
-the bins with :meth:`~flowcore.binning.BinManager.offer`. Defragment makes a bin of each
+the bins with :meth:`~flowcore.processor.binning.BinManager.offer`. Defragment makes a bin of each
 ``fragment.identifier``'s FlowFiles in ``fragment.index`` order (:func:`_defragment`).
 
 A ready bin is a list of batch pieces. In Binary Concatenation it is merged from their byte
@@ -34,7 +34,12 @@ import numpy as np
 import processors._merge_bins as bins
 import processors._merge_formats as formats
 import processors._merge_properties as props
-from flowcore.binning import (
+from flowcore.expression import compile_expression, contains_expression
+from flowcore.expression._columns import evaluate_boolean_column
+from flowcore.flowfile import ContentClaim, CountedUuids, FlowFile
+from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.flowfile_batch.columns import IntColumn
+from flowcore.processor.binning import (
     FRAGMENT_COUNT,
     FRAGMENT_INDEX,
     UNLIMITED,
@@ -45,17 +50,12 @@ from flowcore.binning import (
     EvictionReason,
     InsertionStrategy,
 )
-from flowcore.expression import compile_expression, contains_expression
-from flowcore.expression._columns import evaluate_boolean_column
-from flowcore.flowfile import ContentClaim, CountedUuids, FlowFile
-from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.flowfile_batch.columns import IntColumn
 from flowcore.session._content import RangeGather
 from processors._merge_bundles import FRAGMENT_ID, SEGMENT_ORIGINAL_FILENAME, common_attributes
 
 if TYPE_CHECKING:
     from flowcore.flowfile import Content
-    from flowcore.process_context import ProcessContext
+    from flowcore.processor.context import ProcessContext
     from flowcore.session.process_session import ProcessSession
 
 __all__ = [
@@ -188,8 +188,9 @@ def _offer_each(
     FlowFile may fit a bin that refused a larger one), FlowFiles larger than the limit (each
     in a bin of its own, appended to *alone*: ready at once, before the trigger's other bins)
     and a Bin Termination Check (*ending*: its value for each FlowFile). The bins are the
-    manager's, their counts, sizes and refused offers kept as :class:`~flowcore.binning.Bin`
-    keeps them; each bin's new FlowFiles become pieces once the intake is placed.
+    manager's, their counts, sizes and refused offers kept as
+    :class:`~flowcore.processor.binning.Bin` keeps them; each bin's new FlowFiles become pieces once
+    the intake is placed.
     """
     start = intake.taken
     chunk = intake.groups[start:stop]
@@ -224,7 +225,7 @@ def _put(bin_: Bin, size: int) -> None:
 
 
 def _accepts(bin_: Bin, size: int) -> bool:
-    """:meth:`~flowcore.binning.Bin.offer` of a FlowFile of *size* bytes, on numbers.
+    """:meth:`~flowcore.processor.binning.Bin.offer` of a FlowFile of *size* bytes, on numbers.
 
     Counts the refusal or, on acceptance, adds it and resets the count of refusals.
     """

@@ -19,14 +19,20 @@ from typing import TYPE_CHECKING, Any
 import processors._merge_bundles as bundles
 import processors._merge_formats as formats
 import processors._merge_properties as props
-from flowcore.binning import FRAGMENT_COUNT, FRAGMENT_INDEX, UNLIMITED, BinLimits, EvictionReason
-from flowcore.processor_kinds import BinningProcessor
+from flowcore.processor.binning import (
+    FRAGMENT_COUNT,
+    FRAGMENT_INDEX,
+    UNLIMITED,
+    BinLimits,
+    EvictionReason,
+)
+from flowcore.processor.kinds import BinningProcessor
 from processors._merge_bundles import FRAGMENT_ID, SEGMENT_ORIGINAL_FILENAME
 
 if TYPE_CHECKING:
-    from flowcore.binning import Bin, BinManager
     from flowcore.flowfile import FlowFile
-    from flowcore.process_context import ProcessContext
+    from flowcore.processor.binning import Bin, BinManager
+    from flowcore.processor.context import ProcessContext
     from flowcore.properties import PropertyDescriptor
     from flowcore.session.process_session import ProcessSession
 
@@ -59,8 +65,8 @@ DEFRAGMENT_DROPPED = frozenset(
 class HeldBins(BinningProcessor):
     """A binning processor whose open bins each hold their FlowFiles in a session of its own.
 
-    The subclass bins FlowFiles into ``_manager`` (a :class:`~flowcore.binning.BinManager` or
-    one like it: ``purge`` and ``bin_count``), opens a session per bin in ``_sessions`` (by bin
+    The subclass bins FlowFiles into ``_manager`` (a :class:`~flowcore.processor.binning.BinManager`
+    or one like it: ``purge`` and ``bin_count``), opens a session per bin in ``_sessions`` (by bin
     id) and appends ready bins to ``_ready``; this class processes the ready bins (handed to
     the engine's ``bin_sink``, or merged here by ``merge_bin`` and committed), merges the
     open ones at the end of the input and rolls them all back when stopped. Bins never

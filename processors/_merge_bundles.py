@@ -10,8 +10,8 @@ import hashlib
 import re
 from collections.abc import Sequence
 
-from flowcore.binning import FRAGMENT_COUNT, FRAGMENT_INDEX
 from flowcore.flowfile import FlowFile
+from flowcore.processor.binning import FRAGMENT_COUNT, FRAGMENT_INDEX
 
 __all__ = [
     "FRAGMENT_ID",

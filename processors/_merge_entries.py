@@ -29,9 +29,9 @@ from processors._merge_bundles import common_attributes
 from processors._packaging import Bounded
 
 if TYPE_CHECKING:
-    from flowcore.binning import Bin
     from flowcore.flowfile_batch import FlowFileBatch
-    from flowcore.process_context import ProcessContext
+    from flowcore.processor.binning import Bin
+    from flowcore.processor.context import ProcessContext
     from flowcore.session.process_session import ProcessSession
 
 __all__ = ["BinContents", "MergeDeclined", "merge_entries"]

@@ -12,8 +12,8 @@ from __future__ import annotations
 import attrs
 
 import processors._merge_formats as formats
-from flowcore.binning import InsertionStrategy
 from flowcore.expression._nodes import ResultType
+from flowcore.processor.binning import InsertionStrategy
 from flowcore.properties import (
     AllowableValue,
     ExpressionLanguageScope,

@@ -1,7 +1,7 @@
 """MergeRecord's bins: NiFi's RecordBin and RecordBinManager rules over flowcore's bins.
 
-A :class:`RecordBin` is a :class:`flowcore.binning.Bin` (so the engine hands it around as it
-hands MergeContent's) that counts *records* as well as FlowFiles, with NiFi's rules, which
+A :class:`RecordBin` is a :class:`flowcore.processor.binning.Bin` (so the engine hands it around as
+it hands MergeContent's) that counts *records* as well as FlowFiles, with NiFi's rules, which
 differ from MergeContent's:
 
 - limits are soft: a bin takes every FlowFile offered until it is complete, so it may pass
@@ -25,8 +25,8 @@ from typing import Any
 
 import attrs
 
-from flowcore.binning import FRAGMENT_COUNT, UNLIMITED, Bin, BinLimits, EvictionReason
 from flowcore.flowfile import FlowFile
+from flowcore.processor.binning import FRAGMENT_COUNT, UNLIMITED, Bin, BinLimits, EvictionReason
 
 __all__ = [
     "COMPLETION_REASONS",
@@ -156,7 +156,7 @@ class RecordBinManager:
         limits: thresholds of new bins.
         max_bins: Maximum Number of Bins; a new bin past it completes the oldest.
         age_from_queue_date: a new bin is as old as its first FlowFile's queue date (see
-            :class:`flowcore.binning.BinManager`).
+            :class:`flowcore.processor.binning.BinManager`).
     """
 
     def __init__(

@@ -12,10 +12,10 @@ import numpy as np
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import AllowableValue, PropertyDependency, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.batch_context import HELD_CONTENT_MAX, BatchContext, BatchRoute
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import BOOLEAN_VALIDATOR, ValidationResult

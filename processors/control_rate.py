@@ -7,10 +7,10 @@ from collections.abc import Iterable, Mapping
 from typing import ClassVar
 
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import AllowableValue, PropertyDependency, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.host import FlowFileFilterResult
 from flowcore.session.process_session import ProcessSession
 from flowcore.units import parse_data_size, parse_time_period

@@ -7,10 +7,10 @@ from typing import IO, Any, ClassVar
 
 import fastavro
 
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult
 from processors._avro_text import BAD_AVRO, to_avro_json, to_string

@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.records.record_io import (
     INCLUDE_ZERO_RECORD_FLOWFILES,
     RECORD_FAILURES,
@@ -16,7 +17,6 @@ from flowcore.records.record_io import (
     route_failure,
     services,
 )
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 
 __all__ = ["ConvertRecord"]

@@ -6,10 +6,10 @@ from collections.abc import Mapping
 from typing import ClassVar
 
 from flowcore.expression._nodes import ResultType
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.services import MapCache
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_EMPTY_VALIDATOR, TIME_PERIOD_VALIDATOR

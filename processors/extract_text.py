@@ -14,10 +14,10 @@ from flowcore.errors import ExpressionEvaluationError
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
 from flowcore.patterns import JAVA_LINES, FlowPattern, compile_pattern
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.batch_context import BatchContext, BatchRoute
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (

@@ -8,10 +8,10 @@ from typing import ClassVar
 
 from flowcore.expression import contains_expression
 from flowcore.expression._nodes import ResultType
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     CHARACTER_SET_VALIDATOR,

@@ -11,10 +11,10 @@ from pathlib import Path
 from typing import ClassVar
 
 from flowcore.errors import RepositoryError
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import FAILURE, SUCCESS, Relationship
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import FAILURE, SUCCESS, Relationship
 from flowcore.session.host import MoveConflict
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult

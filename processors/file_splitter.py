@@ -26,10 +26,10 @@ from flowcore.expression import contains_expression
 from flowcore.flowfile import ContentClaim
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.patterns import compile_pattern
-from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.external_files import fingerprint_of, range_claim
 from flowcore.session.process_session import ProcessSession
 from flowcore.units import parse_data_size

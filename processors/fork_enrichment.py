@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import ClassVar
 
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
-from flowcore.relationship import Relationship
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 
 __all__ = ["ENRICHMENT_GROUP_ID", "ENRICHMENT_ROLE", "ForkEnrichment"]

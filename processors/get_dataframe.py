@@ -12,10 +12,10 @@ from typing import ClassVar
 
 import pyarrow.parquet as pq
 
-from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.relationship import SUCCESS
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     NON_EMPTY_VALIDATOR,

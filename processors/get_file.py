@@ -16,11 +16,11 @@ from flowcore.clock import now_ms
 from flowcore.errors import ProcessException
 from flowcore.flowfile import ContentClaim
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
-from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.relationship import SUCCESS
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import SUCCESS
 from flowcore.session import block_views
 from flowcore.session.external_files import file_chunks, fingerprint, fingerprint_of
 from flowcore.session.process_session import ProcessSession

@@ -36,7 +36,7 @@ import httpx
 
 import processors._http_properties as p
 from flowcore.errors import ConfigurationError
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.ssl_context import StandardSSLContextService
 from flowcore.validators import ValidationResult
@@ -45,7 +45,7 @@ from processors._http_options import RequestOptions
 
 if TYPE_CHECKING:
     from flowcore.flowfile import FlowFile
-    from flowcore.process_context import ProcessContext
+    from flowcore.processor.context import ProcessContext
     from flowcore.session.process_session import ProcessSession
 
 __all__ = ["InvokeHTTP"]

@@ -10,13 +10,13 @@ import attrs
 import duckdb
 import pyarrow as pa
 
-from flowcore.binning import Bin, BinLimits, BinManager, EvictionReason
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
+from flowcore.processor.binning import Bin, BinLimits, BinManager, EvictionReason
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.record_path import compile_record_path
 from flowcore.records.record_io import RECORD_FAILURES, RECORD_WRITER, read_records, write_records
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     NON_EMPTY_VALIDATOR,

@@ -13,15 +13,15 @@ from pyjolt.transforms import Transform
 
 from flowcore.errors import RecordError
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import PropertyDescriptor
 from flowcore.records.formats import java_double_str
 from flowcore.records.inference import infer_record_schema
 from flowcore.records.record_io import RECORD_FAILURES, read_records, services, write_records
 from flowcore.records.schema import ArrayType, DataType, MapType, RecordSchema, RecordType
 from flowcore.records.values import batch_rows
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
 from processors._jolt import (

@@ -15,9 +15,9 @@ import attrs
 import processors._list_file_properties as props
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
-from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
-from flowcore.relationship import SUCCESS
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
 from processors import _entity_tracking as tracking

@@ -10,8 +10,9 @@ import pyarrow.compute as pc
 
 from flowcore.errors import RecordPathError
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.record_path import RecordPath, compile_record_path, is_valid_record_path
 from flowcore.records.record_io import (
@@ -24,7 +25,6 @@ from flowcore.records.record_io import (
 from flowcore.records.record_io import services as record_services
 from flowcore.records.schema import RecordSchema
 from flowcore.records.values import batch_rows
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.session.streams import WriteStream
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, ValidationResult, Validator

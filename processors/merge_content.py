@@ -11,7 +11,12 @@ import processors._merge_bundles as bundles
 import processors._merge_entries as entries
 import processors._merge_formats as formats
 import processors._merge_properties as props
-from flowcore.binning import (
+from flowcore.errors import ExpressionEvaluationError, ProcessException
+from flowcore.expression import compile_expression, contains_expression
+from flowcore.flowfile import FlowFile
+from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.flowfile_batch.columns import Column, constant_column
+from flowcore.processor.binning import (
     FRAGMENT_COUNT,
     FRAGMENT_INDEX,
     BatchBinning,
@@ -19,13 +24,8 @@ from flowcore.binning import (
     BinManager,
     InsertionStrategy,
 )
-from flowcore.errors import ExpressionEvaluationError, ProcessException
-from flowcore.expression import compile_expression, contains_expression
-from flowcore.flowfile import FlowFile
-from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.flowfile_batch.columns import Column, constant_column
-from flowcore.process_context import ProcessContext
-from flowcore.relationship import Relationship
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
 from processors._merge_bins import (

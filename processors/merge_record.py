@@ -7,12 +7,13 @@ from collections.abc import Callable, Mapping
 from typing import Any, ClassVar
 
 import processors._merge_properties as merge_props
-from flowcore.binning import UNLIMITED, Bin, EvictionReason
 from flowcore.errors import RecordError
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import Column, constant_column
-from flowcore.process_context import ProcessContext
+from flowcore.processor.binning import UNLIMITED, Bin, EvictionReason
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.records.avro_schema import schema_text
 from flowcore.records.record_io import (
     RECORD_FAILURES,
@@ -22,7 +23,6 @@ from flowcore.records.record_io import (
     services,
 )
 from flowcore.records.schema import RecordSchema
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.session.streams import WriteStream
 from flowcore.validators import (

@@ -12,10 +12,10 @@ import processors._wait_notify as protocol
 from flowcore.expression._nodes import ResultType
 from flowcore.flowfile import FlowFile
 from flowcore.patterns import compile_pattern
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     NON_EMPTY_VALIDATOR,

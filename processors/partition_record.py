@@ -15,8 +15,9 @@ import pyarrow.ipc
 from flowcore.errors import RecordPathSyntaxError
 from flowcore.expression import contains_expression
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.record_path import RecordPath, compile_record_path
 from flowcore.record_path._columns import child_chain
@@ -30,7 +31,6 @@ from flowcore.records.record_io import (
 )
 from flowcore.records.schema import RecordSchema, RecordType
 from flowcore.records.values import batch_rows, to_text
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
 from processors._record_update import path_schema

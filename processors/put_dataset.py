@@ -30,10 +30,10 @@ from flowcore.datasets.model import Chunk, Manifest
 from flowcore.datasets.store import Dataset, demarcated, write_chunk
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import SinkJobs, TwoPhaseSink
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import SinkJobs, TwoPhaseSink
+from flowcore.processor.relationship import FAILURE, SUCCESS
 from flowcore.properties import ExpressionLanguageScope, PropertyDependency, PropertyDescriptor
-from flowcore.relationship import FAILURE, SUCCESS
 from flowcore.session.batch_context import BatchContext
 from flowcore.session.process_session import ProcessSession
 from flowcore.units import parse_data_size

@@ -11,8 +11,9 @@ import duckdb
 import pyarrow as pa
 
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.records.record_io import (
     INCLUDE_ZERO_RECORD_FLOWFILES,
@@ -24,7 +25,6 @@ from flowcore.records.record_io import (
     write_records,
 )
 from flowcore.records.schema import RecordSchema
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     NON_EMPTY_VALIDATOR,

@@ -12,10 +12,10 @@ from flowcore.expression import compile_expression
 from flowcore.expression._columns import evaluate_boolean_column
 from flowcore.expression._nodes import ResultType
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.batch_context import BatchContext, BatchRoute
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_EMPTY_VALIDATOR

@@ -13,10 +13,10 @@ from flowcore.expression._evaluate import EvaluationContext
 from flowcore.expression._nodes import ResultType
 from flowcore.flowfile import FlowFile
 from flowcore.patterns import JAVA_LINES, FlowPattern, compile_pattern
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,

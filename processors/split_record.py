@@ -7,8 +7,9 @@ from typing import ClassVar
 
 import pyarrow as pa
 
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.records.record_io import (
     RECORD_FAILURES,
@@ -18,7 +19,6 @@ from flowcore.records.record_io import (
     services,
     write_records,
 )
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR
 

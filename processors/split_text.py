@@ -14,10 +14,10 @@ import numpy as np
 from flowcore.errors import ProcessException
 from flowcore.flowfile import ContentClaim, FlowFile
 from flowcore.flowfile_batch.columns import IntColumn
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.block_views import BlockView
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (

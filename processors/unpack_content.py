@@ -12,10 +12,10 @@ from typing import Any, ClassVar
 from flowcore.errors import FlowcoreError
 from flowcore.flowfile import FlowFile
 from flowcore.patterns import compile_pattern
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import AllowableValue, PropertyDependency, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     BOOLEAN_VALIDATOR,

@@ -12,8 +12,9 @@ import pyarrow as pa
 from flowcore.errors import RecordError, RecordPathSyntaxError
 from flowcore.expression import compile_expression, contains_expression
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.record_path import compile_record_path
 from flowcore.record_path._columns import child_chain
@@ -29,7 +30,6 @@ from flowcore.records.record_io import (
 )
 from flowcore.records.schema import STRING, RecordField, RecordSchema, RecordType
 from flowcore.records.values import FieldError, TemporalFormats, batch_rows, coerce, to_text
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
 from processors._record_update import Updates, nifi_type, path_schema, prefer, rows_to_batch

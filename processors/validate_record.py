@@ -11,8 +11,9 @@ import pyarrow as pa
 
 from flowcore.errors import RecordError
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
 from flowcore.records.avro_schema import parse_schema_text
 from flowcore.records.csv_reader import CsvReaderOptions
@@ -27,7 +28,6 @@ from flowcore.records.record_io import (
 )
 from flowcore.records.schema import STRING, RecordSchema
 from flowcore.records.values import TemporalFormats
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, ValidationResult
 from processors._record_validation import (

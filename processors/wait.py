@@ -9,10 +9,10 @@ from typing import ClassVar
 import processors._wait_notify as protocol
 from flowcore.expression._nodes import ResultType
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.host import FlowFileFilterResult
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (

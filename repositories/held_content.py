@@ -23,7 +23,7 @@ __all__ = ["HeldContent"]
 
 
 class HeldContent:
-    """A :class:`~flowcore.process_context.CommittedContent` over a content repository.
+    """A :class:`~flowcore.processor.context.CommittedContent` over a content repository.
 
     Args:
         repository: the run's content repository (the driver's, or the test harness's).

@@ -19,11 +19,11 @@ from typing import Any
 from rich.console import Console
 
 from flowcore.cli._argv import split_pairs
+from flowcore.definition.flow import FlowDefinition
+from flowcore.definition.validation import short_secret_warnings
 from flowcore.errors import FlowcoreError
-from flowcore.flow import FlowDefinition
 from flowcore.parameters import layered, load_parameters
 from flowcore.settings import DEFAULT_REPOSITORY, Settings
-from flowcore.validation import short_secret_warnings
 
 __all__ = [
     "CLOSED_OUTPUT",

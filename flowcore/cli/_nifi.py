@@ -26,8 +26,8 @@ from typing import Any
 
 from flowcore.builder import Flow
 from flowcore.cli._common import UsageError, errors, settings_of
+from flowcore.definition.flow import FlowDefinition
 from flowcore.errors import ConfigurationError
-from flowcore.flow import FlowDefinition
 from flowcore.nifi.invalid import stopped_notes
 from nifiapi._loader import ENVIRONMENT_VARIABLE, load_python_extensions, register
 

@@ -18,9 +18,9 @@ from typing import Any
 from flowcore.cli._common import errors, load_flow
 from flowcore.cli._nifi import load_type_map, print_notes, print_stopped, with_strict, with_type_map
 from flowcore.cli.explain import write_output
+from flowcore.definition.validation import validate_flow
 from flowcore.nifi.exporting import export_flow
 from flowcore.nifi.python_source import flow_to_python
-from flowcore.validation import validate_flow
 
 __all__ = ["TARGETS", "add_command", "cmd_convert"]
 

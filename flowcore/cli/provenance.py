@@ -29,8 +29,8 @@ from flowcore.cli._common import (
     with_repository,
 )
 from flowcore.cli.explain import write_file, write_output
+from flowcore.definition.flow import FlowDefinition
 from flowcore.errors import ContentNotFoundError
-from flowcore.flow import FlowDefinition
 from flowcore.pictures.lineage_picture import lineage_picture
 from flowcore.pictures.render import FORMATS, render
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventType
@@ -266,7 +266,7 @@ def replay_queues(flow: FlowDefinition) -> dict[str, str]:
     destination's park queue.
     """
     from flowcore.compiler.stages import compile_flow  # noqa: PLC0415
-    from flowcore.queues import park_queue_id  # noqa: PLC0415
+    from flowcore.definition.queues import park_queue_id  # noqa: PLC0415
 
     compiled = compile_flow(flow)
     return {

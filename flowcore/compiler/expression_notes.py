@@ -20,7 +20,7 @@ from flowcore.properties import ExpressionLanguageScope
 
 if TYPE_CHECKING:
     from flowcore.compiler.plan import StagePlan
-    from flowcore.processor import Processor
+    from flowcore.processor.base import Processor
 
 __all__ = ["expression_notes"]
 

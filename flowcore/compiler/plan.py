@@ -12,10 +12,10 @@ from collections.abc import Mapping
 
 import attrs
 
-from flowcore.component_settings import Prioritizer, RetrySettings
 from flowcore.controller_service import ControllerService
-from flowcore.flow import FUNNEL_RELATIONSHIP
-from flowcore.processor import Processor, ProcessorKind
+from flowcore.definition.component_settings import Prioritizer, RetrySettings
+from flowcore.definition.flow import FUNNEL_RELATIONSHIP
+from flowcore.processor.base import Processor, ProcessorKind
 
 __all__ = [
     "MemberPlan",

@@ -29,14 +29,14 @@ import networkx as nx
 
 from flowcore.compiler.expression_notes import expression_notes
 from flowcore.compiler.plan import MemberPlan, Route, StagePlan, block_reader, serial
-from flowcore.component_settings import LoadBalanceStrategy, SchedulingStrategy
-from flowcore.flow import Component, Connection, FlowDefinition
-from flowcore.processor import ProcessorKind
-from flowcore.queues import park_queue_id
+from flowcore.definition.component_settings import LoadBalanceStrategy, SchedulingStrategy
+from flowcore.definition.flow import Component, Connection, FlowDefinition
+from flowcore.definition.queues import park_queue_id
+from flowcore.definition.validation import validate_flow
+from flowcore.processor.base import ProcessorKind
 from flowcore.service_order import enabling_order
 from flowcore.settings import Settings
 from flowcore.units import parse_time_period
-from flowcore.validation import validate_flow
 
 __all__ = [
     "CompiledFlow",

@@ -23,6 +23,8 @@ from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.compiler.stages import CompiledFlow, Stage, compile_flow
 from flowcore.controller_service import enabled_service
+from flowcore.definition.flow import Connection, FlowDefinition
+from flowcore.definition.queues import full_connections, parked_component
 from flowcore.driver.commit import commit_stage_run
 from flowcore.driver.identity import check_owner, claim_repository
 from flowcore.driver.live_status import (
@@ -50,10 +52,8 @@ from flowcore.driver.stage_jobs import StageJobs
 from flowcore.engine._bulletins import redacting
 from flowcore.engine.task import apply_limits
 from flowcore.engine.wire import SegmentWait, TaskResult
-from flowcore.flow import Connection, FlowDefinition
-from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import WorkItem
-from flowcore.queues import full_connections, parked_component
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import WorkItem
 from flowcore.runners.jobs import Runner
 from flowcore.service_order import secrets_with_services
 from flowcore.session.host import ComponentInfo, StateMap

@@ -1,9 +1,9 @@
 """Which flow a repository belongs to, and what its queues and state belong to (DESIGN §9c).
 
 A repository keeps queues under connection ids, and state and park queues under component ids.
-Those ids come from what the user names (:mod:`flowcore.flow`), and the repository records the
-flow that owns it, with every component and connection it had, in the write-ahead log (a state
-entry under :data:`IDENTITY_KEY`, committed like any other). Each run starts by
+Those ids come from what the user names (:mod:`flowcore.definition.flow`), and the repository
+records the flow that owns it, with every component and connection it had, in the write-ahead log (a
+state entry under :data:`IDENTITY_KEY`, committed like any other). Each run starts by
 :func:`claim_repository`:
 
 - a repository another flow owns is refused, naming both flows and the ways out;
@@ -28,10 +28,10 @@ from pathlib import Path
 import attrs
 
 from flowcore.controller_service import ControllerService
+from flowcore.definition.flow import Component, FlowDefinition
+from flowcore.definition.queues import parked_component
 from flowcore.errors import FlowIdentityError
-from flowcore.flow import Component, FlowDefinition
 from flowcore.parameters import MASK
-from flowcore.queues import parked_component
 from flowcore.services import MapCacheService
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.records import Transaction

@@ -36,9 +36,9 @@ import attrs
 
 from flowcore.clock import now_ms
 from flowcore.compiler.stages import CompiledFlow
+from flowcore.definition.queues import back_pressured, parked_component
 from flowcore.driver.run_result import InputProgress, RunProgress, StageProgress
-from flowcore.processor_kinds import PendingWork, WorkItem
-from flowcore.queues import back_pressured, parked_component
+from flowcore.processor.kinds import PendingWork, WorkItem
 from repositories.records import SegmentSummary
 from repositories.repository_set import RepositorySet, read_status
 

@@ -14,9 +14,9 @@ import attrs
 
 from flowcore.compiler.plan import StagePlan
 from flowcore.compiler.stages import CompiledFlow, explain
+from flowcore.definition.queues import parked_component
 from flowcore.driver.run_result import RunResult, failed_flowfiles, why_stuck
 from flowcore.engine.wire import SegmentWait
-from flowcore.queues import parked_component
 from flowcore.runners.jobs import Runner
 from flowcore.settings import Settings
 from repositories.records import Bulletin

@@ -48,9 +48,9 @@ from flowcore.engine._bulletins import log_once_per_reason, redacting
 from flowcore.engine.wire import TaskResult
 from flowcore.errors import AfterCommitRetry, ConfigurationError
 from flowcore.parameters import redact
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor, ProcessorKind
-from flowcore.processor_kinds import SinkJobs, TwoPhaseSink
+from flowcore.processor.base import Processor, ProcessorKind
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import SinkJobs, TwoPhaseSink
 from flowcore.runners.jobs import Runner
 from flowcore.service_order import secrets_with_services
 from flowcore.session.host import AfterCommitAction

@@ -24,8 +24,8 @@ from flowcore.engine._bulletins import log_once_per_reason, redacting
 from flowcore.engine.wire import TaskResult
 from flowcore.errors import FlowcoreError
 from flowcore.parameters import redact
-from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
 from flowcore.service_order import secrets_with_services
 from flowcore.settings import Settings
 from repositories.flowfile_wal import WriteAheadFlowFileRepository

@@ -20,8 +20,8 @@ from flowcore.driver.scheduler import chunk, split_segments
 from flowcore.engine.shuffle import single_group
 from flowcore.engine.task import ID_BLOCK
 from flowcore.engine.wire import ReadyBin, TaskInput, TaskResult, TaskSpec
-from flowcore.process_context import lowest_logged_level, processor_logger
-from flowcore.processor_kinds import WorkItem
+from flowcore.processor.context import lowest_logged_level, processor_logger
+from flowcore.processor.kinds import WorkItem
 from flowcore.runners.direct import DirectRunner
 from flowcore.runners.jobs import Runner, ShuffleInput, StageJob
 from flowcore.settings import Settings

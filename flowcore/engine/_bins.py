@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import logging
 
-from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.engine._contracts import Member
 from flowcore.engine._driver import BatchDriver
 from flowcore.engine._held import ReturnedBatch
 from flowcore.engine.wire import ReadyBin
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.processor_kinds import BinningProcessor
+from flowcore.processor.binning import Bin, BinLimits, EvictionReason
+from flowcore.processor.kinds import BinningProcessor
 
 __all__ = ["MERGE_APART_BYTES", "BinningDriver", "takes_batches"]
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 
 from flowcore.compiler.plan import StagePlan, block_reader
 from flowcore.engine._contracts import Member, Recorded
-from flowcore.processor import ProcessorKind
+from flowcore.processor.base import ProcessorKind
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
 from flowcore.session.block_views import ORIGINAL, BlockViews
 

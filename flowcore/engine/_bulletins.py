@@ -29,7 +29,7 @@ traceback and the stack of each record it makes, when the thread's context has s
 :func:`running` (a member's task) or :func:`redacting` (the driver listing for a processor).
 The secrets live in a context variable, so a thread running another processor, or none,
 sees its own; a thread a processor starts itself has them when it runs a callable wrapped by
-:func:`~flowcore.process_context.carry_context` (its records make no bulletins).
+:func:`~flowcore.processor.context.carry_context` (its records make no bulletins).
 """
 
 from __future__ import annotations
@@ -46,7 +46,7 @@ from typing import Protocol
 import attrs
 
 from flowcore.parameters import MIN_MASKED_LENGTH, redact
-from flowcore.process_context import leave_behind
+from flowcore.processor.context import leave_behind
 
 __all__ = [
     "BULLETIN_LEVEL",

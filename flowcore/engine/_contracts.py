@@ -24,8 +24,8 @@ from flowcore.engine._held import QueuedBatch, ReturnedBatch
 from flowcore.engine.wire import ReadyBin, TaskSpec
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
 from flowcore.services import MapCache
 from flowcore.session.block_views import BlockViews

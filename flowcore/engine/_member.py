@@ -19,10 +19,10 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan
-from flowcore.component_settings import BackoffMechanism
+from flowcore.definition.component_settings import BackoffMechanism
+from flowcore.definition.flow import FUNNEL_RELATIONSHIP
 from flowcore.engine._batches import PerFlowFileDriver
 from flowcore.engine._bins import BinningDriver, takes_batches
 from flowcore.engine._bulletins import log_once_per_reason
@@ -34,13 +34,13 @@ from flowcore.engine._source_batches import SourceDriver, work_identity
 from flowcore.engine.wire import NEVER, ReadyBin
 from flowcore.errors import FlowcoreError, HandedOverError
 from flowcore.faults import storage_fault
-from flowcore.flow import FUNNEL_RELATIONSHIP
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.parameters import redact
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor, ProcessorKind
-from flowcore.processor_kinds import BinningProcessor, SourceProcessor, TwoPhaseSink
-from flowcore.relationship import FAILURE
+from flowcore.processor.base import Processor, ProcessorKind
+from flowcore.processor.binning import Bin, BinLimits, EvictionReason
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import BinningProcessor, SourceProcessor, TwoPhaseSink
+from flowcore.processor.relationship import FAILURE
 from flowcore.service_order import secrets_with_services
 from flowcore.session._content import CONTENT_FAILURE_REASON, damage_of
 from flowcore.session.block_views import PAYLOAD_KEY, BlockViews

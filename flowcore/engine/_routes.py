@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from flowcore.errors import BatchResultError
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
 from flowcore.session.batch_context import BatchRoute
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """FlowFile batches into a two-phase sink: the task's input written whole, from claim ranges.
 
 A two-phase sink's task writes all of its input at once and returns a commit message
-(:meth:`~flowcore.processor_kinds.TwoPhaseSink.write`). When that input is batches only, the
+(:meth:`~flowcore.processor.kinds.TwoPhaseSink.write`). When that input is batches only, the
 sink's batch form (``write_batches``) writes them as they are, reading their contents from their
 claims in windows: no FlowFile object, no session. Its SEND events are recorded as runs and the
 batches go to ``success`` whole (or are dropped there as runs). When the task also holds
@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from flowcore.engine._driver import BatchDriver
-from flowcore.processor_kinds import TwoPhaseSink
-from flowcore.relationship import SUCCESS
+from flowcore.processor.kinds import TwoPhaseSink
+from flowcore.processor.relationship import SUCCESS
 from flowcore.session.batch_context import BatchContext
 from flowcore.session.host import QueuedFlowFile
 

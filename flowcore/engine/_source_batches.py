@@ -55,7 +55,7 @@ from flowcore.faults import storage_fault
 from flowcore.flowfile import Attributes, ContentClaim, ResourceClaim, new_uuids, sequence_uuid
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
-from flowcore.processor_kinds import SourceProcessor, WorkItem
+from flowcore.processor.kinds import SourceProcessor, WorkItem
 from flowcore.provenance_events import ProvenanceEventRun, ProvenanceEventType
 from flowcore.session import block_views, external_files
 from flowcore.session._effects import StagedEffects

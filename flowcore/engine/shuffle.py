@@ -1,7 +1,7 @@
 """The binning shuffle's map side: a queue segment's records keyed by partition.
 
 A binning stage's FlowFiles meet their group's in one task: each goes to the partition of its
-group key (:meth:`~flowcore.processor_kinds.BinningProcessor.group_key`), a batch as one batch
+group key (:meth:`~flowcore.processor.kinds.BinningProcessor.group_key`), a batch as one batch
 per partition when the processor gives its groups as a column. Only records travel, never
 content. When every FlowFile falls in one group (:func:`single_group`) the stage needs no
 shuffle: one task reads the segments itself.
@@ -17,12 +17,12 @@ import numpy as np
 import repositories.segments as segment_files
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
+from flowcore.definition.queues import queue_order
 from flowcore.errors import FlowcoreError
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import BinningProcessor
-from flowcore.queues import queue_order
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import BinningProcessor
 from flowcore.session.host import ComponentInfo, StateMap
 
 __all__ = ["group_records", "record_order", "single_group"]
@@ -69,7 +69,7 @@ def group_records(
     FlowFiles for a binning member go to the partition of their group key, so a group's
     FlowFiles meet in one task; others spread by id. Only records travel, never content. A
     batch travels as one batch per partition when the processor gives its groups as a column
-    (:meth:`~flowcore.processor_kinds.BinningProcessor.group_column`). A group key that
+    (:meth:`~flowcore.processor.kinds.BinningProcessor.group_column`). A group key that
     cannot be computed sends the FlowFile to partition 0, where the processor meets the same
     error and routes it to failure.
     """

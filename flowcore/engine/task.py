@@ -29,6 +29,7 @@ import attrs
 import repositories.segments as segment_files
 from flowcore.clock import now_ms
 from flowcore.controller_service import enabled_service
+from flowcore.definition.queues import expired, park_queue_id, prioritized, queue_order
 from flowcore.engine._batches import PerFlowFileDriver
 from flowcore.engine._block_views import counted_once, recorded_events
 from flowcore.engine._bulletins import running
@@ -47,13 +48,12 @@ from flowcore.expression._values import set_max_length
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.patterns import set_time_limit
-from flowcore.processor import ProcessorKind
+from flowcore.processor.base import ProcessorKind
 from flowcore.provenance_events import (
     ProvenanceEvent,
     ProvenanceEventRun,
     ProvenanceEventType,
 )
-from flowcore.queues import expired, park_queue_id, prioritized, queue_order
 from flowcore.services import MapCache
 from flowcore.session._content import CONTENT_FAILURE_REASON
 from flowcore.session.block_views import BlockViews

@@ -15,7 +15,7 @@ import attrs
 from flowcore.compiler.plan import StagePlan
 from flowcore.flowfile import FlowFile, ResourceClaim
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.processor_kinds import WorkItem
+from flowcore.processor.kinds import WorkItem
 from flowcore.settings import Settings
 from repositories.records import Bulletin, RepositoryPaths, SegmentSummary
 

@@ -452,7 +452,7 @@ _HEX_DIGITS = np.frombuffer(b"0123456789abcdef", dtype=np.uint8)
 class BatchMaker(Protocol):
     """What a source's ``read_work_batches`` is given.
 
-    See :meth:`~flowcore.processor_kinds.SourceProcessor.read_work_batches`.
+    See :meth:`~flowcore.processor.kinds.SourceProcessor.read_work_batches`.
     """
 
     def create(

@@ -20,22 +20,22 @@ from typing import Any
 
 import attrs
 
-from flowcore.component_settings import (
+from flowcore.definition.component_settings import (
     DEFAULT_MAX_BACKOFF_PERIOD,
     DEFAULT_RETRY_COUNT,
     DEFAULT_RUN_SCHEDULE,
     RetrySettings,
     SchedulingStrategy,
 )
+from flowcore.definition.flow import FlowDefinition
 from flowcore.errors import FlowcoreError
-from flowcore.flow import FlowDefinition
 from flowcore.nifi.criteria import criteria_from_xml
 from flowcore.nifi.findings import Findings
 from flowcore.nifi.groups import Node
 from flowcore.nifi.migrations import is_removed, known_name
 from flowcore.nifi.services import SERVICES, ServiceMapping, ServiceUse, unavailable
 from flowcore.nifi.types import FLOWCORE_PACKAGE, FORMER_TYPES, NIFI_PROCESSORS, simple_name
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
 from flowcore.units import parse_time_period
 
 __all__ = ["ProcessorMaker", "Settings", "TypeMap", "referenced_services", "settings_of"]

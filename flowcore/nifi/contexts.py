@@ -20,11 +20,11 @@ from typing import Any
 
 import attrs
 
+from flowcore.definition.validation import FlowProblem
 from flowcore.errors import ConfigurationError
 from flowcore.nifi.groups import Group
 from flowcore.nifi.schema import MAX_DEPTH
 from flowcore.parameters import Parameter, ParameterContext, context_from_json
-from flowcore.validation import FlowProblem
 
 __all__ = ["ImportedParameters", "flow_parameters"]
 

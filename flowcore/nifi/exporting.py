@@ -26,9 +26,13 @@ from typing import Any
 
 import attrs
 
-from flowcore.component_settings import DEFAULT_MAX_BACKOFF_PERIOD, DEFAULT_RETRY_COUNT, Prioritizer
 from flowcore.controller_service import ControllerService
-from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
+from flowcore.definition.component_settings import (
+    DEFAULT_MAX_BACKOFF_PERIOD,
+    DEFAULT_RETRY_COUNT,
+    Prioritizer,
+)
+from flowcore.definition.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.nifi.criteria import criteria_xml
 from flowcore.nifi.layout import PROCESSOR_SIZE, Position, layout
 from flowcore.nifi.types import (
@@ -40,7 +44,7 @@ from flowcore.nifi.types import (
     nifi_type_of,
 )
 from flowcore.parameters import Parameter, ParameterContext, sole_reference
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
 from flowcore.services import MapCacheService
 from flowcore.ssl_context import StandardSSLContextService
 from processors.update_attribute import UpdateAttribute

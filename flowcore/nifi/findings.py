@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import attrs
 
+from flowcore.definition.validation import FlowProblem
 from flowcore.errors import NiFiImportError
-from flowcore.validation import FlowProblem
 
 __all__ = ["Findings", "ImportNote"]
 
@@ -119,7 +119,7 @@ class Findings:
 
         Raises:
             NiFiImportError: with ``problems`` holding each
-                :class:`~flowcore.validation.FlowProblem`.
+                :class:`~flowcore.definition.validation.FlowProblem`.
         """
         problems = self.all_problems()
         if not problems:

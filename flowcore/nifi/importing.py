@@ -29,13 +29,13 @@ from typing import Any, TypeVar
 
 import attrs
 
-from flowcore.component_settings import (
+from flowcore.definition.component_settings import (
     DEFAULT_BACK_PRESSURE_DATA_SIZE,
     DEFAULT_BACK_PRESSURE_OBJECTS,
     Prioritizer,
 )
+from flowcore.definition.flow import Component, FlowDefinition
 from flowcore.errors import FlowDefinitionError
-from flowcore.flow import Component, FlowDefinition
 from flowcore.nifi.components import ProcessorMaker, TypeMap, referenced_services, settings_of
 from flowcore.nifi.contexts import flow_parameters
 from flowcore.nifi.findings import Findings, ImportNote

@@ -19,9 +19,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from flowcore.flow import ComponentKind, FlowDefinition
-from flowcore.nifi.findings import ImportNote
-from flowcore.validation import (
+from flowcore.definition.flow import ComponentKind, FlowDefinition
+from flowcore.definition.validation import (
     Check,
     check_durations_and_retry,
     check_inputs,
@@ -29,6 +28,7 @@ from flowcore.validation import (
     check_relationships_handled,
     check_run_schedules,
 )
+from flowcore.nifi.findings import ImportNote
 
 __all__ = ["INVALIDATING_CHECKS", "invalid_processors", "stopped_notes"]
 

@@ -16,7 +16,7 @@ import attrs
 import graphviz
 import networkx as nx
 
-from flowcore.flow import ComponentKind, FlowDefinition
+from flowcore.definition.flow import ComponentKind, FlowDefinition
 
 __all__ = ["FUNNEL_SIZE", "PROCESSOR_SIZE", "Position", "layout", "parse_plain"]
 

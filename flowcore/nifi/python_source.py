@@ -23,12 +23,16 @@ from typing import Any
 import attrs
 
 import flowcore
-from flowcore.component_settings import DEFAULT_RUN_SCHEDULE, QueueSettings, SchedulingStrategy
 from flowcore.controller_service import ControllerService
+from flowcore.definition.component_settings import (
+    DEFAULT_RUN_SCHEDULE,
+    QueueSettings,
+    SchedulingStrategy,
+)
+from flowcore.definition.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.errors import FlowDefinitionError
-from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.parameters import Parameter, ParameterContext, sole_reference
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
 from processors import BUILTIN_PROCESSORS
 
 __all__ = ["flow_to_python"]

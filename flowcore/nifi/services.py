@@ -30,8 +30,8 @@ from typing import Any
 import attrs
 
 from flowcore.controller_service import ControllerService
+from flowcore.definition.flow import FlowDefinition
 from flowcore.errors import ConfigurationError, FlowcoreError
-from flowcore.flow import FlowDefinition
 from flowcore.nifi.types import simple_name
 from flowcore.registry import available_services, service_for_nifi_type
 from flowcore.services import DEFAULT_MAXIMUM_CACHE_ENTRIES, MapCacheService

@@ -10,14 +10,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from flowcore.component_settings import (
+from flowcore.definition.component_settings import (
     DEFAULT_FLOWFILE_EXPIRATION,
     DEFAULT_MAX_BACKOFF_PERIOD,
     SchedulingStrategy,
 )
-from flowcore.flow import Component, Connection, FlowDefinition
+from flowcore.definition.flow import Component, Connection, FlowDefinition
 from flowcore.parameters import ParameterContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
 from flowcore.services import MapCacheService
 from flowcore.units import parse_data_size, parse_time_period
 

@@ -1,8 +1,8 @@
 """A NiFi Python processor class made a flowcore processor class: :func:`processor_class`.
 
 The adapter is the whole bridge, not a second engine: ``processor_class(UpperCase)`` is a
-flowcore :class:`~flowcore.processor_kinds.FlowFileTransform` (or
-:class:`~flowcore.processor_kinds.SourceProcessor`) named ``UpperCase`` whose properties and
+flowcore :class:`~flowcore.processor.kinds.FlowFileTransform` (or
+:class:`~flowcore.processor.kinds.SourceProcessor`) named ``UpperCase`` whose properties and
 relationships are the NiFi class's, made flowcore's, and whose ``transform`` calls NiFi's. So it
 runs where any flowcore processor runs: in flows, fused into Spark stages, in ``TestRunner``.
 
@@ -49,9 +49,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from flowcore.errors import ConfigurationError, InvalidProcessorError, ProcessException
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.process_context import ProcessContext as FlowcoreContext
-from flowcore.processor import Processor
-from flowcore.processor_kinds import (
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext as FlowcoreContext
+from flowcore.processor.kinds import (
     FlowFileTransform,
     SourceProcessor,
     TransformResult,
@@ -59,11 +59,11 @@ from flowcore.processor_kinds import (
     WorkListing,
     _Failed,
 )
+from flowcore.processor.relationship import Relationship as FlowcoreRelationship
 from flowcore.properties import ExpressionLanguageScope as FlowcoreScope
 from flowcore.properties import PropertyDependency as FlowcoreDependency
 from flowcore.properties import PropertyDescriptor as FlowcoreDescriptor
 from flowcore.properties import PropertyValue
-from flowcore.relationship import Relationship as FlowcoreRelationship
 from flowcore.session._content import CONTENT_FAILURE_REASON
 from flowcore.session._transform import FlowFileView, damage_reason
 from flowcore.session.host import StateMap

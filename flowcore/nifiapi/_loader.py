@@ -38,7 +38,7 @@ from typing import Any
 import attrs
 
 from flowcore.errors import ConfigurationError
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
 from nifiapi._adapter import import_extension, processor_class
 
 __all__ = [

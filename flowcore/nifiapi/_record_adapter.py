@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 import pyarrow as pa
 
 from flowcore.errors import ProcessException
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
 from flowcore.records.formats import java_double_str
 from flowcore.records.json_reader import JsonReaderOptions, read_json
 from flowcore.records.json_writer import JsonWriterOptions, write_json
@@ -51,7 +51,7 @@ from nifiapi.recordtransform import CachingAttributeMap
 
 if TYPE_CHECKING:
     from flowcore.flowfile import FlowFile
-    from flowcore.process_context import ProcessContext
+    from flowcore.processor.context import ProcessContext
     from flowcore.session.process_session import ProcessSession
 
 __all__ = ["RECORD_PROPERTIES", "SPOOL_BYTES", "RecordTransformRunner"]

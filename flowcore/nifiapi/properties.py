@@ -20,7 +20,7 @@ from flowcore.properties import PropertyValue as _FlowcoreValue
 from nifiapi.componentstate import StateManager
 
 if TYPE_CHECKING:
-    from flowcore.process_context import ProcessContext as _FlowcoreContext
+    from flowcore.processor.context import ProcessContext as _FlowcoreContext
 
 __all__ = [
     "DataUnit",

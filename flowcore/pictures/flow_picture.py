@@ -16,10 +16,10 @@ from typing import Any
 import attrs
 
 from flowcore.compiler.stages import CompiledFlow, Stage, stage_notes
-from flowcore.component_settings import DEFAULT_FLOWFILE_EXPIRATION, LoadBalanceStrategy
-from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
+from flowcore.definition.component_settings import DEFAULT_FLOWFILE_EXPIRATION, LoadBalanceStrategy
+from flowcore.definition.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.pictures.model import Cluster, Edge, EdgeKind, Node, NodeKind, Picture
-from flowcore.processor import ProcessorKind
+from flowcore.processor.base import ProcessorKind
 from flowcore.settings import Settings
 from flowcore.units import parse_time_period
 

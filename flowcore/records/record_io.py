@@ -39,10 +39,10 @@ from flowcore.errors import (
     RecordPathError,
 )
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import PropertyDescriptor
 from flowcore.records.schema import RecordSchema
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.session.streams import WriteStream, buffered
 

@@ -26,8 +26,8 @@ import numpy as np
 from flowcore.errors import FlowFileHandlingError
 from flowcore.flowfile import Attributes, ContentClaim, CountedUuids, Rope
 from flowcore.flowfile_batch import FlowFileBatch
+from flowcore.processor.relationship import Relationship
 from flowcore.provenance_events import ProvenanceEventRun, ProvenanceEventType
-from flowcore.relationship import Relationship
 from flowcore.session._runs import auto_terminated_details, run_of
 from flowcore.session.host import StreamingHost
 

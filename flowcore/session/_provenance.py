@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 import attrs
 
 from flowcore.flowfile import Attributes, CountedUuids, FlowFile
+from flowcore.processor.relationship import Relationship
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun, ProvenanceEventType
-from flowcore.relationship import Relationship
 from flowcore.session._support import ORIGIN_TYPES, SNAPSHOT_TYPES, PendingEvent, Record
 
 if TYPE_CHECKING:

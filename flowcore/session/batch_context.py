@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 import numpy as np
 
-from flowcore.process_context import ProcessContext
+from flowcore.processor.context import ProcessContext
 from flowcore.session._effects import StagedEffects
 from flowcore.session._ranges import RangeReader
 

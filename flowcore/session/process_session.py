@@ -34,8 +34,8 @@ from flowcore.errors import (
     RelationshipError,
 )
 from flowcore.flowfile import CORE_ATTRIBUTES, CountedUuids, FlowFile
+from flowcore.processor.relationship import FAILURE, Relationship
 from flowcore.provenance_events import ProvenanceEventType
-from flowcore.relationship import FAILURE, Relationship
 from flowcore.session._batches import BatchOutputs, BatchWork
 from flowcore.session._caches import StagedCaches
 from flowcore.session._content import CONTENT_FAILURE_REASON, SessionContent

@@ -22,7 +22,7 @@ from flowcore.errors import ContentNotFoundError
 
 if TYPE_CHECKING:
     from flowcore.flowfile import Content
-    from flowcore.processor import Processor
+    from flowcore.processor.base import Processor
     from flowcore.provenance_events import ProvenanceEvent
     from flowcore.testing._batches import BatchUse
     from repositories.memory import MemoryContentRepository

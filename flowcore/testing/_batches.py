@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 import attrs
 
-from flowcore.binning import Bin, BinLimits, EvictionReason
 from flowcore.compiler.plan import MemberPlan, Route
 from flowcore.engine._batches import PerFlowFileDriver
 from flowcore.engine._bins import BinningDriver
@@ -53,8 +52,9 @@ from flowcore.engine._held import QueuedBatch, ReturnedBatch
 from flowcore.engine._sink_batches import SinkDriver
 from flowcore.flowfile import FlowFile, ResourceClaim
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.processor import Processor, ProcessorKind
-from flowcore.processor_kinds import HARNESS_WRITE, BinningProcessor, TwoPhaseSink
+from flowcore.processor.base import Processor, ProcessorKind
+from flowcore.processor.binning import Bin, BinLimits, EvictionReason
+from flowcore.processor.kinds import HARNESS_WRITE, BinningProcessor, TwoPhaseSink
 from flowcore.provenance_events import ProvenanceEvent, ProvenanceEventRun
 from flowcore.session._effects import emit
 from flowcore.session.host import AfterCommitAction, QueuedFlowFile, StateMap
@@ -65,7 +65,7 @@ from repositories.effects import publish
 if TYPE_CHECKING:
     from flowcore.engine._contracts import Recorded
     from flowcore.engine.wire import ReadyBin
-    from flowcore.process_context import ProcessContext
+    from flowcore.processor.context import ProcessContext
     from flowcore.session.host import (
         ComponentInfo,
         Disposal,

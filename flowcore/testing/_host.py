@@ -22,7 +22,7 @@ from typing import Any
 
 from flowcore.errors import ConfigurationError
 from flowcore.flowfile import FlowFile, ResourceClaim
-from flowcore.process_context import lowest_logged_level
+from flowcore.processor.context import lowest_logged_level
 from flowcore.provenance_events import ProvenanceEventRun
 from flowcore.services import MapCache
 from flowcore.session._effects import emit

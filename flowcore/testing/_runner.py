@@ -28,11 +28,11 @@ from flowcore.controller_service import ControllerService, ServiceSet
 from flowcore.errors import ConfigurationError, InvalidProcessorError, RelationshipError
 from flowcore.flowfile import FlowFile
 from flowcore.parameters import Parameter, ParameterContext
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor, ProcessorKind
+from flowcore.processor.base import Processor, ProcessorKind
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import PropertyDescriptor
 from flowcore.provenance_events import ProvenanceEvent
-from flowcore.relationship import Relationship
 from flowcore.services import MapCache, MapCacheService
 from flowcore.session.host import ComponentInfo, RetryPolicy, StateMap
 from flowcore.session.process_session import ProcessSession

@@ -206,7 +206,7 @@ class FlowEditor:
     def problems(self) -> list[str]:
         """Every problem of the edited flow, as ``flowcore run`` reports them (none: [])."""
         from flowcore.builder import Flow  # noqa: PLC0415
-        from flowcore.validation import problems_of  # noqa: PLC0415
+        from flowcore.definition.validation import problems_of  # noqa: PLC0415
 
         try:
             flow = Flow.from_nifi(copy.deepcopy(self.document), strict=True)

@@ -18,11 +18,11 @@ from collections.abc import Mapping
 from typing import Any
 
 from flowcore.compiler.stages import CompiledFlow, compile_flow
-from flowcore.flow import Component, ComponentKind, FlowDefinition
+from flowcore.definition.flow import Component, ComponentKind, FlowDefinition
+from flowcore.definition.validation import problems_of
 from flowcore.nifi.layout import FUNNEL_SIZE, PROCESSOR_SIZE, Position, layout
-from flowcore.processor import ProcessorKind
+from flowcore.processor.base import ProcessorKind
 from flowcore.ui.nifi_groups import GroupLayout
-from flowcore.validation import problems_of
 
 __all__ = ["PORT_SIZE", "SENSITIVE_VALUE_SET", "flow_document", "recorded_document"]
 

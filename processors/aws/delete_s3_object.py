@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import FAILURE, SUCCESS
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import FAILURE, SUCCESS
 from flowcore.session.process_session import ProcessSession
 from processors.aws import _s3
 from processors.aws.fetch_s3_object import _is_s3_error

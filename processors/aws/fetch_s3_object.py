@@ -7,10 +7,10 @@ from typing import Any, ClassVar
 from urllib.parse import unquote_plus
 
 from flowcore.errors import ConfigurationError
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import FAILURE, SUCCESS
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import FAILURE, SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.units import parse_data_size
 from flowcore.validators import Validator

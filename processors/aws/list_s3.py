@@ -21,10 +21,10 @@ import time
 from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, ClassVar
 
-from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.relationship import SUCCESS
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     NON_EMPTY_VALIDATOR,

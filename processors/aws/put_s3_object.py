@@ -27,10 +27,10 @@ import time
 from typing import Any, ClassVar
 from urllib.parse import quote_plus, urlencode
 
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import FAILURE, SUCCESS
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import FAILURE, SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     DATA_SIZE_VALIDATOR,

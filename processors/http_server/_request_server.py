@@ -24,7 +24,7 @@ from typing import Any
 import attrs
 
 from flowcore.errors import FlowcoreError
-from flowcore.process_context import carry_context
+from flowcore.processor.context import carry_context
 from processors.http_server._server import SOCKET_TIMEOUT_S, BoundedHeadersHandler, read_body
 from processors.http_server._tls import TlsServerMixin, certificate_attributes, peer_certificate
 from processors.http_server.context_map import CLEANUP_MAX_DELAY_S, Answer, Exchange

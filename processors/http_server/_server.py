@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from flowcore.process_context import carry_context
+from flowcore.processor.context import carry_context
 from processors.http_server._deadline import (
     BODY_GRACE_S,
     HEAD_DEADLINE_S,

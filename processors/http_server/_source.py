@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from flowcore.processor_kinds import SourceProcessor
+from flowcore.processor.kinds import SourceProcessor
 
 __all__ = ["HttpServerSource"]
 

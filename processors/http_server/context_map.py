@@ -23,13 +23,13 @@ import attrs
 
 from flowcore.controller_service import ControllerService, ServiceContext
 from flowcore.errors import ProcessException
-from flowcore.process_context import carry_context
+from flowcore.processor.context import carry_context
 from flowcore.properties import PropertyDescriptor
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
 
 if TYPE_CHECKING:
     from flowcore.flowfile import Content
-    from flowcore.process_context import CommittedContent
+    from flowcore.processor.context import CommittedContent
 
 __all__ = [
     "SERVICE_UNAVAILABLE",

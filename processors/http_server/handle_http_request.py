@@ -18,10 +18,10 @@ from typing import ClassVar
 
 import processors.http_server._properties as shared
 from flowcore.errors import ConfigurationError, ProcessException
-from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import WorkItem, WorkListing
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import WorkItem, WorkListing
+from flowcore.processor.relationship import SUCCESS
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.ssl_context import StandardSSLContextService
 from flowcore.validators import (

@@ -37,10 +37,10 @@ import attrs
 import processors.http_server._properties as shared
 from flowcore.errors import ConfigurationError, ProcessException
 from flowcore.flowfile import Content, FlowFile
-from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import HARNESS_WRITE, SinkJobs, TwoPhaseSink
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import HARNESS_WRITE, SinkJobs, TwoPhaseSink
+from flowcore.processor.relationship import FAILURE, SUCCESS
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import FAILURE, SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, REGULAR_EXPRESSION_VALIDATOR
 from processors.http_server._request_attributes import HTTP_CONTEXT_ID, transit_uri

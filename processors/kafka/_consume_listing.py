@@ -17,7 +17,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from flowcore.errors import ProcessException
-from flowcore.processor_kinds import WorkItem, WorkListing
+from flowcore.processor.kinds import WorkItem, WorkListing
 from processors.kafka._consume_epochs import (
     format_position,
     learn_epochs,

@@ -6,8 +6,8 @@ listing and reading only; the record properties live in :mod:`._consume_records`
 
 from __future__ import annotations
 
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.validators import (
     CHARACTER_SET_VALIDATOR,
     DATA_SIZE_VALIDATOR,

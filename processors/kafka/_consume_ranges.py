@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from flowcore.errors import ProcessException
-from flowcore.processor_kinds import WorkItem
+from flowcore.processor.kinds import WorkItem
 
 __all__ = ["fetch_ranges"]
 

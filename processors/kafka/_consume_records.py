@@ -24,9 +24,9 @@ import attrs
 import pyarrow as pa
 
 from flowcore.errors import ProcessException
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import PropertyDescriptor
 from flowcore.records.record_io import RECORD_FAILURES
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from processors.kafka._record_calls import read_value, write_batches
 from processors.record_services.json import JsonTreeReader

@@ -21,7 +21,7 @@ from typing import Any
 
 from flowcore.controller_service import ControllerService, ServiceSet
 from flowcore.errors import ConfigurationError
-from flowcore.process_context import ProcessContext
+from flowcore.processor.context import ProcessContext
 from flowcore.properties import PropertyDescriptor
 from flowcore.validators import (
     POSITIVE_INTEGER_VALIDATOR,

@@ -32,11 +32,11 @@ from flowcore.expression import compile_expression
 from flowcore.expression._columns import evaluate_column
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import PropertyDescriptor
 from flowcore.records.record_io import RECORD_FAILURES
-from flowcore.relationship import Relationship
 from flowcore.session.batch_context import BatchContext
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (

@@ -20,10 +20,10 @@ from datetime import UTC, datetime
 from typing import Any, ClassVar
 
 from flowcore.errors import ProcessException
-from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.relationship import SUCCESS
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (
     NON_EMPTY_VALIDATOR,

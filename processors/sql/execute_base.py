@@ -21,11 +21,11 @@ from typing import Any, ClassVar
 
 from flowcore.errors import ProcessException
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
-from flowcore.processor import InputRequirement, ProcessorKind
-from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.base import InputRequirement, ProcessorKind
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
 from processors.sql.statements import (

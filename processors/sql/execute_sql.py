@@ -7,7 +7,7 @@ from typing import Any, ClassVar
 
 from flowcore.errors import ProcessException
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
+from flowcore.processor.context import ProcessContext
 from flowcore.properties import PropertyDescriptor
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, POSITIVE_INTEGER_VALIDATOR

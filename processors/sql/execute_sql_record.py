@@ -8,7 +8,7 @@ from typing import Any, ClassVar
 import pyarrow as pa
 
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
+from flowcore.processor.context import ProcessContext
 from flowcore.properties import PropertyDescriptor
 from flowcore.session.process_session import ProcessSession
 from flowcore.session.streams import WriteStream

@@ -29,11 +29,11 @@ import attrs
 
 from flowcore.errors import FlowcoreError, ProcessException
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
-from flowcore.processor import InputRequirement, ProcessorKind
-from flowcore.processor_kinds import WorkItem, WorkListing
+from flowcore.processor.base import InputRequirement, ProcessorKind
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import WorkItem, WorkListing
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR
 from processors.sql import execute_base as base

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from flowcore.errors import ProcessException
-from flowcore.process_context import ProcessContext
+from flowcore.processor.context import ProcessContext
 from flowcore.properties import AllowableValue, PropertyDescriptor
 
 __all__ = ["ISOLATION_LEVELS", "TRANS_ISOLATION_LEVEL", "isolated", "isolation_of"]

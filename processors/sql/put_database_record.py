@@ -27,8 +27,8 @@ from typing import Any, ClassVar
 
 from flowcore.errors import AfterCommitRetry, ProcessException
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
 from flowcore.properties import PropertyDescriptor
 from flowcore.record_path import compile_record_path
 from flowcore.records.record_io import RECORD_FAILURES, read_records

@@ -6,8 +6,8 @@ building (:mod:`processors.sql.record_statements`), which both read them.
 
 from __future__ import annotations
 
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.validators import (
     NON_EMPTY_VALIDATOR,
     NON_NEGATIVE_INTEGER_VALIDATOR,

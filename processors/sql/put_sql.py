@@ -20,10 +20,10 @@ from typing import Any, ClassVar
 
 from flowcore.errors import ProcessException
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Processor
+from flowcore.processor.base import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.host import FlowFileFilterResult
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import (

@@ -26,10 +26,10 @@ from typing import Any, ClassVar
 
 import attrs
 
-from flowcore.process_context import ProcessContext
-from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
-from flowcore.relationship import Relationship
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
 from processors.sql import execute_base as base

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from flowcore.process_context import ProcessContext
+from flowcore.processor.context import ProcessContext
 from flowcore.properties import PropertyDescriptor
 from flowcore.session.process_session import ProcessSession
 from processors.sql import execute_base as base

@@ -23,7 +23,7 @@ import pyarrow as pa
 
 from flowcore.errors import ProcessException
 from flowcore.flowfile import FlowFile
-from flowcore.process_context import ProcessContext
+from flowcore.processor.context import ProcessContext
 from flowcore.record_path import RecordPath
 from flowcore.record_path._values import FieldValue
 from processors.sql import prepared

@@ -22,7 +22,7 @@ from typing import Any
 import pyarrow as pa
 
 from flowcore.errors import ProcessException
-from flowcore.process_context import ProcessContext
+from flowcore.processor.context import ProcessContext
 from processors.sql._column_insert import column_insert, usable
 from processors.sql.put_record_properties import (
     BINARY_STRING_FORMAT_BASE64,

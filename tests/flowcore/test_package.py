@@ -37,9 +37,9 @@ def test_internals_are_not_exported_but_stay_importable() -> None:
     ``flowcore``'s surface; each is still importable from the module that defines it."""
     internals = {
         "flowcore.flowfile": ("Attributes", "ContentClaim", "ResourceClaim"),
-        "flowcore.flow": ("Component", "Connection", "FlowDefinition"),
+        "flowcore.definition.flow": ("Component", "Connection", "FlowDefinition"),
         "flowcore.processor": ("ProcessorKind",),
-        "flowcore.processor_kinds": ("SinkJobs",),
+        "flowcore.processor.kinds": ("SinkJobs",),
     }
     for module, names in internals.items():
         for name in names:

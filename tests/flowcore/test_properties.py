@@ -159,7 +159,7 @@ def test_evaluate_attribute_expressions_takes_every_flowfile_form() -> None:
     """A FlowFile, a transform's FlowFileView and a harness's MockFlowFile are evaluated alike,
     FlowFile fields (``fileSize``) included; anything else is a TypeError naming the forms."""
     from flowcore.flowfile import FlowFile
-    from flowcore.processor_kinds import FlowFileView
+    from flowcore.processor.kinds import FlowFileView
     from flowcore.testing import MockFlowFile
 
     flowfile = FlowFile.create(1, 0, {"filename": "a.txt"}).replace(size=5)

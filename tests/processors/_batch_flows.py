@@ -15,8 +15,8 @@ from pathlib import Path
 
 from flowcore import Flow, ProvenanceEvent
 from flowcore.driver.controller import run_flow
-from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
+from flowcore.processor.context import ProcessContext
 from flowcore.session.process_session import ProcessSession
 from flowcore.settings import Settings
 from processors import GetFile, SplitText

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flowcore import ProvenanceEventType
-from flowcore.process_context import ProcessContext
+from flowcore.processor.context import ProcessContext
 from flowcore.session.process_session import ProcessSession
 from flowcore.testing import TestRunner
 from processors import FetchFile

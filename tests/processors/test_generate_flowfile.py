@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flowcore import ProvenanceEventType
-from flowcore.processor_kinds import WorkItem
+from flowcore.processor.kinds import WorkItem
 from flowcore.testing import TestRunner
 from processors import GenerateFlowFile
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from flowcore import ProvenanceEventType
-from flowcore.processor_kinds import WorkItem
+from flowcore.processor.kinds import WorkItem
 from flowcore.session.block_views import PAYLOAD_KEY, BlockView
 from flowcore.session.external_files import fingerprint
 from flowcore.testing import TestRunner
@@ -226,7 +226,7 @@ def test_links_never_lead_to_changes_outside_the_directory(tmp_path: Path) -> No
 def test_pending_work_counts_what_is_left_as_the_state_changes(tree: Path) -> None:
     """pending_work counts the listed files not handed out, not in flight and not kept before,
     exactly, as files are handed out, committed, requeued and listed again."""
-    from flowcore.processor_kinds import PendingWork
+    from flowcore.processor.kinds import PendingWork
     from flowcore.session.external_files import fingerprint
 
     runner = TestRunner(GetFile(input_directory=str(tree), keep_source_file=True, batch_size=1))

@@ -15,7 +15,7 @@ from flowcore import Flow, ProvenanceEventType
 from flowcore.driver.controller import run_flow
 from flowcore.flowfile import Attributes
 from flowcore.flowfile_batch import FlowFileBatch
-from flowcore.processor_kinds import WorkItem
+from flowcore.processor.kinds import WorkItem
 from flowcore.services import MapCache, MapCacheService
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner

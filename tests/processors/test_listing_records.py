@@ -5,10 +5,10 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar
 
-from flowcore.process_context import ProcessContext
 from flowcore.processor import Processor
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import SUCCESS
 from flowcore.properties import PropertyDescriptor
-from flowcore.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.testing import TestRunner
 from processors._listing_records import FILE_INFO_SCHEMA, S3_OBJECT_SCHEMA, write_listing

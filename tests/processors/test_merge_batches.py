@@ -12,11 +12,18 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from flowcore.binning import UNLIMITED, Bin, BinLimits, BinManager, InsertionStrategy, Offer
 from flowcore.flowfile import Attributes, FlowFile, ResourceClaim, new_uuids
 from flowcore.flowfile_batch import FlowFileBatch
 from flowcore.flowfile_batch.columns import column_of
-from flowcore.process_context import ProcessContext
+from flowcore.processor.binning import (
+    UNLIMITED,
+    Bin,
+    BinLimits,
+    BinManager,
+    InsertionStrategy,
+    Offer,
+)
+from flowcore.processor.context import ProcessContext
 from flowcore.session.host import ComponentInfo, StateMap
 from processors import MergeContent
 from processors._merge_batches import (

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from flowcore.binning import UNLIMITED, BinLimits, BinManager, EvictionReason
-from flowcore.process_context import ProcessContext
+from flowcore.processor.binning import UNLIMITED, BinLimits, BinManager, EvictionReason
+from flowcore.processor.context import ProcessContext
 from flowcore.session.host import ComponentInfo, StateMap
 from processors import MergeContent
 from processors._merge_bins import (

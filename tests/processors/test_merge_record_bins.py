@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from flowcore.binning import EvictionReason
 from flowcore.flowfile import FlowFile
+from flowcore.processor.binning import EvictionReason
 from processors._merge_record_bins import RecordBinManager, RecordLimits, fragment_problem
 
 

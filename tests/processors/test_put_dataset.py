@@ -173,7 +173,7 @@ def test_the_batch_form_writes_the_one_by_one_chunks(
 def test_a_batch_form_writes_more_than_a_trigger_takes_in_parts(tmp_path: Path) -> None:
     """More FlowFiles than one trigger of on_trigger takes: written in as many parts and
     versions as on_trigger's triggers write them (batch mode writes them all in one trigger)."""
-    from flowcore.processor_kinds import HARNESS_WRITE
+    from flowcore.processor.kinds import HARNESS_WRITE
 
     outcomes = []
     for batches in (True, False):

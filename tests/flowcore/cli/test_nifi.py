@@ -17,9 +17,9 @@ SAMPLES = Path(__file__).resolve().parents[1] / "nifi" / "samples"
 TYPES = textwrap.dedent(
     """
     import hashlib
-    from flowcore.processor_kinds import FlowFileTransform, TransformResult
+    from flowcore.processor.kinds import FlowFileTransform, TransformResult
     from flowcore.properties import PropertyDescriptor
-    from flowcore.relationship import SUCCESS
+    from flowcore.processor.relationship import SUCCESS
 
 
     class SignContent(FlowFileTransform):

@@ -13,7 +13,7 @@ from flowcore.compiler.stages import (
     mark_durable,
     stage_notes,
 )
-from flowcore.component_settings import RetrySettings
+from flowcore.definition.component_settings import RetrySettings
 from flowcore.errors import FlowValidationError
 from flowcore.processor import ProcessorKind
 from flowcore.settings import Settings

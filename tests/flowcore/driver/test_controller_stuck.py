@@ -135,7 +135,7 @@ def test_a_batch_run_ends_when_held_flowfiles_cannot_be_taken(tmp_path: Path) ->
     queue full before a disabled processor) are idle, not waited for forever: the run ends."""
     import threading
 
-    from flowcore.component_settings import RetrySettings
+    from flowcore.definition.component_settings import RetrySettings
 
     flow = Flow("held")
     gen = flow.add(GenerateFlowFile(custom_text="x", batch_size=8), name="gen")

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from flowcore import Flow
 from flowcore.compiler.stages import compile_flow, explain
+from flowcore.definition.queues import park_queue_id
 from flowcore.driver.outcome import explain_run, reader_of
-from flowcore.queues import park_queue_id
 from flowcore.settings import Settings
 from processors import GenerateFlowFile, MergeContent, UpdateAttribute
 

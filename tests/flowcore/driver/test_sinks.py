@@ -16,7 +16,7 @@ from flowcore.datasets import Chunk, Dataset, Manifest
 from flowcore.datasets.store import write_chunk
 from flowcore.driver.controller import Controller
 from flowcore.driver.sinks import EFFECTS_STATE
-from flowcore.relationship import SUCCESS
+from flowcore.processor.relationship import SUCCESS
 from flowcore.runners.direct import DirectRunner
 from flowcore.session.host import AfterCommitAction, Publication
 from flowcore.settings import Settings

@@ -15,7 +15,7 @@ from flowcore.clock import now_ms
 from flowcore.driver.controller import run_flow
 from flowcore.driver.run_result import RunResult
 from flowcore.driver.sources import MAX_YIELDED_EMPTY_LISTINGS
-from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
+from flowcore.processor.kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.settings import Settings
 
 

@@ -15,8 +15,8 @@ from flowcore.driver.controller import run_flow
 from flowcore.engine._member import TaskMember
 from flowcore.expression import compile_expression, evaluate_column
 from flowcore.processor import BatchRoute, Processor
+from flowcore.processor.relationship import Relationship
 from flowcore.provenance_events import ProvenanceEventType
-from flowcore.relationship import Relationship
 from flowcore.settings import Settings
 from processors import RouteOnAttribute, UpdateAttribute
 from repositories.repository_set import RepositorySet

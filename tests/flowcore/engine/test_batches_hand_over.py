@@ -13,7 +13,7 @@ import numpy as np
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
 from flowcore.processor import Processor
-from flowcore.relationship import Relationship
+from flowcore.processor.relationship import Relationship
 from processors import GenerateFlowFile, PutFile, UpdateAttribute
 from repositories.repository_set import RepositorySet
 from tests.flowcore.engine._batch_outcomes import SETTINGS

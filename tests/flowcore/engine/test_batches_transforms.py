@@ -13,8 +13,8 @@ import pytest
 from flowcore import Flow
 from flowcore.driver.controller import run_flow
 from flowcore.processor import BatchRoute, Processor
-from flowcore.processor_kinds import FlowFileTransform, TransformResult
-from flowcore.relationship import Relationship
+from flowcore.processor.kinds import FlowFileTransform, TransformResult
+from flowcore.processor.relationship import Relationship
 from processors import GetFile, MergeContent, PutFile, SplitText, UpdateAttribute
 from repositories.repository_set import RepositorySet
 from tests.flowcore.engine._batch_outcomes import SETTINGS, _one_by_one, _run_outcome, _Tag

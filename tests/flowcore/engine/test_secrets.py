@@ -23,13 +23,13 @@ from flowcore import (
     WorkListing,
 )
 from flowcore.controller_service import ControllerService
+from flowcore.definition.validation import problems_of, short_secrets, validate_flow
 from flowcore.driver.controller import run_flow
 from flowcore.engine._bulletins import redacting
 from flowcore.nifi.exporting import export_flow
 from flowcore.nifi.python_source import flow_to_python
 from flowcore.parameters import Parameter
 from flowcore.settings import Settings
-from flowcore.validation import problems_of, short_secrets, validate_flow
 from processors import GenerateFlowFile
 from repositories.repository_set import read_bulletins
 
@@ -273,7 +273,7 @@ def test_a_secret_too_short_to_mask_is_a_warning_and_left_in_messages(
         "Pool service 'pool': the value of 'Password' is too short to be masked in logs; use "
         "a secret of at least 4 characters",
     ]
-    with caplog.at_level(logging.WARNING, logger="flowcore.validation"):
+    with caplog.at_level(logging.WARNING, logger="flowcore.definition.validation"):
         validate_flow(flow)
         validate_flow(flow)
     assert caplog.text.count("too short to be masked") == 2

@@ -14,6 +14,7 @@ import pytest
 import flowcore.engine.task as task_module
 from flowcore import Flow, Prioritizer, Processor, Relationship
 from flowcore.compiler.stages import compile_flow
+from flowcore.definition.queues import park_queue_id
 from flowcore.engine.task import (
     CONTENT_FAILURE_REASON,
     read_segment_records,
@@ -22,8 +23,7 @@ from flowcore.engine.task import (
 from flowcore.engine.wire import TaskInput, TaskResult, TaskSpec
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim
 from flowcore.processor import InputRequirement
-from flowcore.processor_kinds import SourceProcessor, WorkItem, WorkListing
-from flowcore.queues import park_queue_id
+from flowcore.processor.kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.session.external_files import fingerprint
 from flowcore.session.host import QueuedFlowFile
 from flowcore.settings import Settings

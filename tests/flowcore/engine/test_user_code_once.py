@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 
 from flowcore import Flow, FlowFileTransform, Processor, Relationship, TransformResult
-from flowcore.component_settings import RetrySettings
-from flowcore.relationship import FAILURE, SUCCESS
+from flowcore.definition.component_settings import RetrySettings
+from flowcore.processor.relationship import FAILURE, SUCCESS
 from flowcore.testing import TestRunner
 from processors import GetFile, SplitText
 

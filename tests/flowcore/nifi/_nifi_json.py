@@ -6,9 +6,9 @@ import hashlib
 from typing import Any, ClassVar
 
 from flowcore.controller_service import ControllerService
-from flowcore.processor_kinds import FlowFileTransform, TransformResult
+from flowcore.processor.kinds import FlowFileTransform, TransformResult
+from flowcore.processor.relationship import SUCCESS
 from flowcore.properties import PropertyDescriptor
-from flowcore.relationship import SUCCESS
 
 STANDARD = "org.apache.nifi.processors.standard."
 UPDATE_ATTRIBUTE = "org.apache.nifi.processors.attributes.UpdateAttribute"

@@ -14,7 +14,7 @@ from typing import Any
 from hypothesis import strategies as st
 
 from flowcore.builder import Flow
-from flowcore.component_settings import (
+from flowcore.definition.component_settings import (
     BackoffMechanism,
     LoadBalanceStrategy,
     Prioritizer,

@@ -6,8 +6,8 @@ from typing import Any
 
 from _nifi_json import UPDATE_ATTRIBUTE, SignContent, processor
 
-from flowcore.component_settings import BackoffMechanism, SchedulingStrategy
-from flowcore.flow import FlowDefinition
+from flowcore.definition.component_settings import BackoffMechanism, SchedulingStrategy
+from flowcore.definition.flow import FlowDefinition
 from flowcore.nifi.components import (
     ProcessorMaker,
     processor_class,

@@ -10,14 +10,14 @@ import pytest
 from hypothesis import given
 
 from flowcore.builder import Flow
-from flowcore.component_settings import RetrySettings
+from flowcore.definition.component_settings import RetrySettings
 from flowcore.nifi.criteria import criteria_from_xml
 from flowcore.nifi.exporting import export_flow, versioned_id
 from flowcore.nifi.types import FLOWCORE_BUNDLE
 from flowcore.parameters import Parameter, ParameterContext
+from flowcore.processor.relationship import SUCCESS
 from flowcore.properties import PropertyDescriptor
 from flowcore.registry import BUILTIN_SERVICES
-from flowcore.relationship import SUCCESS
 from processors import FileSplitter, GetFile, PutFile, RouteOnAttribute, SplitText, UpdateAttribute
 from processors.update_attribute import Rule
 from tests.flowcore.nifi._nifi_json import KeyValueLookup, LookupUser

@@ -25,9 +25,13 @@ from flow_strategies import flows
 from hypothesis import given
 
 from flowcore.builder import Flow
-from flowcore.component_settings import BackoffMechanism, LoadBalanceStrategy, Prioritizer
+from flowcore.definition.component_settings import (
+    BackoffMechanism,
+    LoadBalanceStrategy,
+    Prioritizer,
+)
+from flowcore.definition.flow import ComponentKind
 from flowcore.errors import FlowValidationError, NiFiImportError
-from flowcore.flow import ComponentKind
 from flowcore.nifi.formats import FlowShape
 from flowcore.nifi.importing import import_nifi
 from flowcore.parameters import Parameter

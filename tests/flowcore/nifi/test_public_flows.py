@@ -15,8 +15,8 @@ import pytest
 
 from flowcore.builder import Flow
 from flowcore.cli import main
+from flowcore.definition.flow import FlowDefinition
 from flowcore.errors import NiFiFormatError, NiFiImportError
-from flowcore.flow import FlowDefinition
 
 PUBLIC = Path(__file__).parent / "public_flows"
 FILES = sorted(path for path in PUBLIC.iterdir() if path.name != "sources.md")

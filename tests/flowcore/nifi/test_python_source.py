@@ -8,13 +8,13 @@ import pytest
 from hypothesis import given
 
 from flowcore.builder import Flow
-from flowcore.component_settings import RetrySettings
+from flowcore.definition.component_settings import RetrySettings
+from flowcore.definition.flow import FlowDefinition
 from flowcore.errors import FlowDefinitionError
-from flowcore.flow import FlowDefinition
 from flowcore.nifi.python_source import flow_to_python
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import Processor
-from flowcore.relationship import SUCCESS
+from flowcore.processor.relationship import SUCCESS
 from processors import MergeContent, PutFile, RouteOnAttribute, SplitText, UpdateAttribute
 from processors.update_attribute import Rule
 from tests.flowcore.nifi.flow_strategies import flows

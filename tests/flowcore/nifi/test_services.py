@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from flowcore.definition.flow import FlowDefinition
 from flowcore.errors import ConfigurationError
-from flowcore.flow import FlowDefinition
 from flowcore.nifi.services import SERVICES, ServiceMapping, ServiceUse, unavailable
 from flowcore.services import EvictionStrategy
 

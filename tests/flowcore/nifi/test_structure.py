@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from flowcore.builder import Flow
-from flowcore.component_settings import RetrySettings
+from flowcore.definition.component_settings import RetrySettings
 from flowcore.parameters import Parameter
 from processors import LogAttribute, SplitText
 

@@ -18,8 +18,8 @@ from flowcore.engine._member import TaskMember
 from flowcore.errors import FlowFileHandlingError
 from flowcore.flowfile import ContentClaim, FlowFile, ResourceClaim, Rope
 from flowcore.processor import Processor
+from flowcore.processor.relationship import Relationship
 from flowcore.provenance_events import ProvenanceEventType
-from flowcore.relationship import Relationship
 from flowcore.session.host import RetryPolicy
 from flowcore.settings import Settings
 from flowcore.testing import TestRunner

@@ -11,7 +11,7 @@ import pytest
 from flowcore import Flow, ProcessContext, Processor, ProcessSession
 from flowcore.driver.controller import Controller
 from flowcore.errors import ProcessException
-from flowcore.relationship import SUCCESS
+from flowcore.processor.relationship import SUCCESS
 from flowcore.runners.direct import DirectRunner
 from flowcore.testing import TestRunner
 from processors import GenerateFlowFile, LogAttribute

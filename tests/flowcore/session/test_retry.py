@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from flowcore import Flow, FlowFileTransform, Processor, Relationship, TransformResult
-from flowcore.component_settings import BackoffMechanism, RetrySettings
+from flowcore.definition.component_settings import BackoffMechanism, RetrySettings
 from flowcore.driver.controller import Controller, run_flow
 from flowcore.flowfile import FlowFile
 from flowcore.provenance_events import ProvenanceEventType

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from flowcore.processor import Processor
-from flowcore.relationship import SUCCESS
+from flowcore.processor.relationship import SUCCESS
 from flowcore.session.host import RetryPolicy
 from flowcore.testing import TestRunner
 from flowcore.testing._batches import batches_of

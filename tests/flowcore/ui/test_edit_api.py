@@ -250,7 +250,7 @@ def test_moves_and_canvas_connections_save_a_definition_flowcore_imports(
     the saved file keeps NiFi's places (positions in the group, connections in their
     group) and imports, strictly, without problems."""
     from flowcore.builder import Flow
-    from flowcore.validation import problems_of
+    from flowcore.definition.validation import problems_of
 
     client = nested_client
     by_name = _by_name(client)

@@ -511,7 +511,7 @@ def test_a_truncated_partition_fails_its_range_said_once(kafka_cluster, topic, c
     its offsets (listed again: the listing reads the new messages from the log's end, none is
     dropped), and is warned of once however often it is retried."""
     from flowcore.errors import ProcessException
-    from flowcore.processor_kinds import WorkItem
+    from flowcore.processor.kinds import WorkItem
 
     kafka_cluster.produce(topic, [b"m0", b"m1", b"m2"], partition=0)
     runner = TestRunner(ConsumeKafka(kafka_connection_service="kafka", group_id="g", topics=topic))
@@ -630,7 +630,7 @@ def test_a_trigger_stops_listing_at_max_uncommitted_size(kafka_cluster, topic):
 def test_pending_work_counts_the_ranges_left_after_the_committed_state(kafka_cluster, topic):
     """pending_work is unknown before a listing, then the ranges of Max Poll Records left
     between the committed positions and the log ends the last listing saw."""
-    from flowcore.processor_kinds import PendingWork
+    from flowcore.processor.kinds import PendingWork
 
     kafka_cluster.produce(topic, [b"x%d" % i for i in range(25)], partition=0)
     runner = TestRunner(

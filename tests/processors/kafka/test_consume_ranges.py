@@ -9,7 +9,7 @@ import confluent_kafka
 import pytest
 
 from flowcore.errors import ProcessException
-from flowcore.processor_kinds import WorkItem
+from flowcore.processor.kinds import WorkItem
 from processors.kafka._consume_ranges import _Ranges, fetch_ranges
 
 

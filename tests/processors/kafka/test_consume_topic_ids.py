@@ -131,7 +131,7 @@ def test_adopting_ids_keeps_a_same_topics_positions_and_drops_a_new_ones():
 def test_an_unread_range_of_a_topic_made_again_is_put_back_to_its_start():
     """A range of the new topic that could not be read returns to its start, not to the
     committed offset of the old topic; a range of the same topic to the committed offset."""
-    from flowcore.processor_kinds import WorkItem
+    from flowcore.processor.kinds import WorkItem
 
     committed = {"a:0": "5:0", id_key("a"): "OLD", "b:0": "7:0", id_key("b"): "B"}
     state = {"a:0": "3:0", id_key("a"): "NEW", "b:0": "9:0", id_key("b"): "B"}
@@ -147,7 +147,7 @@ def test_two_unread_ranges_of_a_topic_made_again_go_back_to_the_first_ones_start
     """One micro-batch listed two ranges of one partition of a re-made topic and read neither:
     the partition returns to the lower start whatever their order (the later start skipped
     messages 0-99 for good)."""
-    from flowcore.processor_kinds import WorkItem
+    from flowcore.processor.kinds import WorkItem
 
     committed = {"t:0": "5:0", id_key("t"): "OLD"}
     state = {"t:0": "200:0", id_key("t"): "NEW"}

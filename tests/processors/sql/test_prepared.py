@@ -11,7 +11,7 @@ import pytest
 
 from flowcore import ProcessContext, Processor, ProcessSession
 from flowcore.errors import AfterCommitRetry
-from flowcore.relationship import SUCCESS
+from flowcore.processor.relationship import SUCCESS
 from flowcore.testing import TestRunner
 from processors.record_services import JsonTreeReader
 from processors.sql import prepared

@@ -11,7 +11,7 @@ from typing import Any, ClassVar
 import pytest
 
 from flowcore import Flow, ProcessContext, Processor, ProcessSession
-from flowcore.relationship import SUCCESS
+from flowcore.processor.relationship import SUCCESS
 from flowcore.settings import Settings
 from processors import GenerateFlowFile
 from processors.record_services import JsonTreeReader

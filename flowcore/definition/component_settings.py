@@ -3,7 +3,7 @@
 A connection's queue settings (back pressure at 10,000 FlowFiles or 1 GB, FlowFile expiration
 ``0 sec``: never, prioritizers: FIFO when none, reference/nifi-framework.md §5), a component's
 scheduling strategy and its relationships' retry settings. They are apart from
-:mod:`flowcore.flow` because they are plain values the queues, the compiler and the NiFi
+:mod:`flowcore.definition.flow` because they are plain values the queues, the compiler and the NiFi
 import read on their own, without the graph of a flow definition.
 """
 
@@ -16,7 +16,7 @@ from typing import Any
 import attrs
 
 from flowcore.errors import FlowDefinitionError
-from flowcore.relationship import Relationship
+from flowcore.processor.relationship import Relationship
 from flowcore.validators import DATA_SIZE_VALIDATOR, TIME_PERIOD_VALIDATOR
 
 __all__ = [

@@ -8,9 +8,9 @@ import networkx as nx
 import pytest
 
 from flowcore.builder import Flow
-from flowcore.component_settings import Prioritizer, QueueSettings
+from flowcore.definition.component_settings import Prioritizer, QueueSettings
+from flowcore.definition.flow import ComponentKind
 from flowcore.errors import FlowDefinitionError
-from flowcore.flow import ComponentKind
 from flowcore.parameters import Parameter, ParameterContext
 from processors import GenerateFlowFile, LogAttribute, SplitText, UpdateAttribute
 

@@ -1,9 +1,9 @@
 """Flow definitions: processors and funnels joined by connections, as data.
 
 A :class:`FlowDefinition` only records what the user declared; nothing here runs. Validation
-(:mod:`flowcore.validation`) reads the definition and reports every problem at once, and the
-compiler (issue 5) turns a valid flow into stages. The graph is a networkx ``MultiDiGraph`` whose
-nodes are component ids and whose edges are connections, so loops and parallel connections are
+(:mod:`flowcore.definition.validation`) reads the definition and reports every problem at once, and
+the compiler (issue 5) turns a valid flow into stages. The graph is a networkx ``MultiDiGraph``
+whose nodes are component ids and whose edges are connections, so loops and parallel connections are
 ordinary.
 
 Connections carry NiFi's queue settings (reference/nifi-framework.md §5): back pressure at 10,000
@@ -19,7 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from flowcore.component_settings import (
+from flowcore.controller_service import ControllerService
+from flowcore.definition.component_settings import (
     DEFAULT_RUN_SCHEDULE,
     LoadBalanceStrategy,
     Prioritizer,
@@ -29,12 +30,11 @@ from flowcore.component_settings import (
     enum_member,
     period_text,
 )
-from flowcore.controller_service import ControllerService
 from flowcore.errors import FlowDefinitionError
 from flowcore.ids import connection_id, ends_key, ends_of, reserved_id
 from flowcore.parameters import Parameter, ParameterContext
-from flowcore.processor import Processor, ProcessorKind
-from flowcore.relationship import Relationship
+from flowcore.processor.base import Processor, ProcessorKind
+from flowcore.processor.relationship import Relationship
 from flowcore.units import parse_time_period
 
 if TYPE_CHECKING:

@@ -22,7 +22,7 @@ from flowcore import (
     WorkListing,
 )
 from flowcore.processor import Capabilities
-from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS
+from flowcore.processor.relationship import FAILURE, ORIGINAL, SUCCESS
 from flowcore.testing import TestRunner
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR
 

@@ -18,12 +18,12 @@ from collections.abc import Callable, Iterator
 
 import attrs
 
-from flowcore.component_settings import SchedulingStrategy
 from flowcore.cron import parse_cron
+from flowcore.definition.component_settings import SchedulingStrategy
+from flowcore.definition.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.errors import ConfigurationError, FlowValidationError
-from flowcore.flow import Component, ComponentKind, Connection, FlowDefinition
 from flowcore.parameters import MIN_MASKED_LENGTH, SensitiveText, redact
-from flowcore.processor import InputRequirement
+from flowcore.processor.base import InputRequirement
 from flowcore.service_order import service_cycles
 from flowcore.units import parse_data_size, parse_time_period
 

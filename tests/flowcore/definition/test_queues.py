@@ -1,11 +1,10 @@
-"""Tests for flowcore/queues.py: back pressure, prioritizers, expiration and park queues."""
+"""Tests for flowcore/definition/queues.py: back pressure, prioritizers, expiration, park queues."""
 
 from __future__ import annotations
 
-from flowcore.component_settings import Prioritizer, QueueSettings
-from flowcore.flow import Connection
-from flowcore.flowfile import FlowFile
-from flowcore.queues import (
+from flowcore.definition.component_settings import Prioritizer, QueueSettings
+from flowcore.definition.flow import Connection
+from flowcore.definition.queues import (
     back_pressured,
     expired,
     full_connections,
@@ -13,6 +12,7 @@ from flowcore.queues import (
     parked_component,
     prioritized,
 )
+from flowcore.flowfile import FlowFile
 
 
 def _connection(**settings: object) -> Connection:

@@ -13,12 +13,12 @@ from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, ParamSpec, Protocol, TypeVar
 
 from flowcore.errors import ConfigurationError
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import PropertyDescriptor, PropertyValue
-from flowcore.relationship import Relationship
 
 if TYPE_CHECKING:
-    from flowcore.binning import Bin
     from flowcore.flowfile import Content, FlowFile
+    from flowcore.processor.binning import Bin
     from flowcore.session.host import ComponentInfo, StateMap
     from flowcore.session.process_session import ProcessSession
 

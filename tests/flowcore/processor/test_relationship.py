@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
+from flowcore.processor.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
 
 
 def test_relationships_match_by_name() -> None:

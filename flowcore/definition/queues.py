@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from flowcore.component_settings import Prioritizer
-from flowcore.flow import Connection
+from flowcore.definition.component_settings import Prioritizer
+from flowcore.definition.flow import Connection
 from flowcore.flowfile import FlowFile
 from flowcore.units import parse_data_size
 

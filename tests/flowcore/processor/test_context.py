@@ -10,7 +10,7 @@ import pytest
 
 from flowcore.engine._bulletins import _RUNNING, running
 from flowcore.errors import ConfigurationError
-from flowcore.process_context import ProcessContext, carry_context
+from flowcore.processor.context import ProcessContext, carry_context
 from flowcore.session.host import ComponentInfo, StateMap
 from processors import UpdateAttribute
 

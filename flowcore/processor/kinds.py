@@ -25,9 +25,9 @@ from flowcore.errors import ContentCorruptionError, ContentNotFoundError, Proces
 from flowcore.flowfile import FlowFile
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
 from flowcore.flowfile_batch.columns import Column
-from flowcore.process_context import ProcessContext
-from flowcore.processor import Capabilities, InputRequirement, Processor, ProcessorKind
-from flowcore.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
+from flowcore.processor.base import Capabilities, InputRequirement, Processor, ProcessorKind
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import FAILURE, ORIGINAL, SUCCESS, Relationship
 from flowcore.session._content import CONTENT_FAILURE_REASON
 from flowcore.session._transform import (
     FlowFileView,
@@ -39,7 +39,7 @@ from flowcore.session._transform import (
 from flowcore.session.batch_context import BatchContext, BatchRoute
 
 if TYPE_CHECKING:
-    from flowcore.binning import BatchBinning, Bin
+    from flowcore.processor.binning import BatchBinning, Bin
     from flowcore.session.process_session import ProcessSession
 
 __all__ = [

@@ -16,9 +16,9 @@ from flowcore import (
 from flowcore.errors import ConfigurationError
 from flowcore.parameters import Parameter, SensitiveText
 from flowcore.processor import InputRequirement, ProcessorKind
-from flowcore.processor_kinds import SourceProcessor
+from flowcore.processor.kinds import SourceProcessor
+from flowcore.processor.relationship import SUCCESS
 from flowcore.properties import ExpressionLanguageScope
-from flowcore.relationship import SUCCESS
 from flowcore.testing import TestRunner
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
 from processors import BUILTIN_PROCESSORS

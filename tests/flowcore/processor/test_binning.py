@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from flowcore.binning import BinLimits, BinManager, EvictionReason
 from flowcore.flowfile import FlowFile
+from flowcore.processor.binning import BinLimits, BinManager, EvictionReason
 
 
 def _queued(number: int, queue_date: int) -> FlowFile:

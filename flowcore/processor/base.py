@@ -1,19 +1,19 @@
 """The Processor API: how users and built-ins declare and implement processors.
 
 A processor class declares NiFi-style :class:`~flowcore.properties.PropertyDescriptor` values and
-:class:`~flowcore.relationship.Relationship` values, and implements one of four kinds the engine
-knows how to run:
+:class:`~flowcore.processor.relationship.Relationship` values, and implements one of four kinds the
+engine knows how to run:
 
 * **per-FlowFile** (:class:`Processor`, or
-  :class:`~flowcore.processor_kinds.FlowFileTransform` for the common case): narrow
+  :class:`~flowcore.processor.kinds.FlowFileTransform` for the common case): narrow
   work on each FlowFile, fused into Spark stages;
-* **binning** (:class:`~flowcore.processor_kinds.BinningProcessor`): FlowFiles grouped by a key
+* **binning** (:class:`~flowcore.processor.kinds.BinningProcessor`): FlowFiles grouped by a key
   and merged when a bin is ready (MergeContent), a shuffle in Spark;
-* **source** (:class:`~flowcore.processor_kinds.SourceProcessor`): lists work on the driver and
+* **source** (:class:`~flowcore.processor.kinds.SourceProcessor`): lists work on the driver and
   reads each item in a task, with the listing state committed with the output (exactly-once
   ingestion);
 * **sink**: per-FlowFile side effects are plain processors;
-  :class:`~flowcore.processor_kinds.TwoPhaseSink` writes in tasks and commits on the driver, like
+  :class:`~flowcore.processor.kinds.TwoPhaseSink` writes in tasks and commits on the driver, like
   Spark's DataSource V2 writers.
 
 Processors must be picklable because Spark ships them to executors: keep only configuration in
@@ -37,7 +37,8 @@ from flowcore.parameters import (
     parameter_references,
     substitute_parameters,
 )
-from flowcore.process_context import ProcessContext
+from flowcore.processor.context import ProcessContext
+from flowcore.processor.relationship import Relationship
 from flowcore.properties import (
     ExpressionLanguageScope,
     PropertyDescriptor,
@@ -45,7 +46,6 @@ from flowcore.properties import (
     parameter_problems,
     property_key,
 )
-from flowcore.relationship import Relationship
 from flowcore.session.batch_context import BatchContext, BatchRoute, WrittenBatch
 from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult
 

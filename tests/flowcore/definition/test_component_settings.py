@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from flowcore.component_settings import (
+from flowcore.definition.component_settings import (
     BackoffMechanism,
     LoadBalanceStrategy,
     Prioritizer,
@@ -14,7 +14,7 @@ from flowcore.component_settings import (
     period_text,
 )
 from flowcore.errors import FlowDefinitionError
-from flowcore.relationship import Relationship
+from flowcore.processor.relationship import Relationship
 
 
 def test_queue_settings_default_to_nifis_and_take_python_numbers() -> None:

@@ -8,14 +8,14 @@ import threading
 import pytest
 
 from flowcore.builder import Flow
-from flowcore.component_settings import RetrySettings
 from flowcore.controller_service import ControllerService
+from flowcore.definition.component_settings import RetrySettings
+from flowcore.definition.validation import CHECKS, problems_of
 from flowcore.errors import FlowValidationError
 from flowcore.parameters import Parameter, ParameterContext
 from flowcore.processor import InputRequirement, Processor
+from flowcore.processor.relationship import SUCCESS, Relationship
 from flowcore.properties import PropertyDescriptor
-from flowcore.relationship import SUCCESS, Relationship
-from flowcore.validation import CHECKS, problems_of
 from flowcore.validators import POSITIVE_INTEGER_VALIDATOR
 from processors import GenerateFlowFile, LogAttribute, SplitText, UpdateAttribute
 
