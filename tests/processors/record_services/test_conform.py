@@ -133,3 +133,57 @@ def test_conform_decodes_a_choice_before_converting_it() -> None:
             pa.RecordBatch.from_arrays([pa.array(["true", '"1"'])], schema=choice),
             pa.schema([("a", pa.bool_())]),
         )
+
+
+def test_conform_reads_a_number_for_a_timestamp_as_epoch_millis() -> None:
+    """A number written into a DATE, TIME or TIMESTAMP is epoch millis, as NiFi's convertType
+    reads a Long (a float keeps its microseconds), not Arrow's microseconds of timestamp[us]."""
+    batch = pa.table(
+        {
+            "ts": pa.array([1700000000123, -1], pa.int64()),
+            "f": pa.array([1700000000123.5, None], pa.float64()),
+            "d": pa.array([1700000000123, -1], pa.int64()),
+            "t": pa.array([1700000000123, 1], pa.int64()),
+        }
+    )
+    target = pa.schema(
+        [
+            ("ts", s.arrow_type(s.TIMESTAMP)),
+            ("f", s.arrow_type(s.TIMESTAMP)),
+            ("d", pa.date32()),
+            ("t", pa.time32("ms")),
+        ]
+    )
+    assert conform(batch, target).to_pylist() == [
+        {
+            "ts": dt.datetime(2023, 11, 14, 22, 13, 20, 123000),
+            "f": dt.datetime(2023, 11, 14, 22, 13, 20, 123500),
+            "d": dt.date(2023, 11, 14),
+            "t": dt.time(22, 13, 20, 123000),
+        },
+        {
+            "ts": dt.datetime(1969, 12, 31, 23, 59, 59, 999000),
+            "f": None,
+            "d": dt.date(1969, 12, 31),
+            "t": dt.time(0, 0, 0, 1000),
+        },
+    ]
+
+
+def test_conform_converts_a_choice_to_a_timestamp_value_by_value() -> None:
+    """A CHOICE's number for a TIMESTAMP is epoch millis and its text is in the default
+    format; text that is neither is a RecordError naming record and field (not Arrow's)."""
+    choice = s.RecordSchema((s.RecordField("ts", s.ChoiceType((s.LONG, s.STRING))),)).to_arrow()
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array(["1700000000123", '"2023-11-14 22:13:20"', None])], schema=choice
+    )
+    target = pa.schema([("ts", s.arrow_type(s.TIMESTAMP))])
+    assert conform(batch, target).column("ts").to_pylist() == [
+        dt.datetime(2023, 11, 14, 22, 13, 20, 123000),
+        dt.datetime(2023, 11, 14, 22, 13, 20),
+        None,
+    ]
+    bad = pa.RecordBatch.from_arrays([pa.array(["1", '"x"'])], schema=choice)
+    with pytest.raises(RecordError, match=r"record 2, field 'ts': .*\[x\]") as caught:
+        conform(bad, target)
+    assert (caught.value.record, caught.value.field) == (2, "ts")
