@@ -37,14 +37,22 @@ from flowcore.records.values import FieldError, TemporalFormats, coerce, decoder
 __all__ = ["conform"]
 
 
-def conform(batch: pa.RecordBatch | pa.Table, target: pa.Schema, *, first: int = 1) -> Any:
+def conform(
+    batch: pa.RecordBatch | pa.Table,
+    target: pa.Schema,
+    *,
+    first: int = 1,
+    formats_: TemporalFormats | None = None,
+) -> Any:
     """*batch* with *target*'s columns (missing ones null), cast to its types.
 
     A TIMESTAMP keeps microseconds (NiFi's is a ``java.sql.Timestamp``); a TIME holds
     milliseconds (a ``java.sql.Time``), so finer times are cut as NiFi cuts them; any other
     cast that would lose data still fails. Text becomes a date, time or timestamp in NiFi's
     default formats (:func:`_temporal_from_text`); *first* is the number of the batch's first
-    record, for the error naming a value that does not parse.
+    record, for the error naming a value that does not parse. A date, time or timestamp
+    written into a STRING field is text in the writer's *formats_* (NiFi's convertType to
+    STRING formats it with them), each unset one NiFi's default.
     """
     arrays = []
     for field in target:
@@ -59,6 +67,9 @@ def conform(batch: pa.RecordBatch | pa.Table, target: pa.Schema, *, first: int =
             continue
         if column.type == field.type:
             arrays.append(column)
+            continue
+        if _is_text(field.type) and _default_format(column.type) is not None:
+            arrays.append(_temporal_to_text(column, formats_ or TemporalFormats()))
             continue
         if _is_text(column.type) and _default_format(field.type) is not None:
             column = _temporal_from_text(column, field, first)
@@ -90,6 +101,21 @@ def _default_format(dtype: pa.DataType) -> str | None:
     if pa.types.is_time(dtype):
         return formats.DEFAULT_TIME
     return None
+
+
+def _temporal_to_text(column: Any, formats_: TemporalFormats) -> pa.Array:
+    """A date, time or timestamp *column* as text in the writer's format for its type."""
+    t = pa.types
+    chosen = (
+        formats_.timestamp
+        if t.is_timestamp(column.type)
+        else formats_.date
+        if t.is_date(column.type)
+        else formats_.time
+    )
+    pattern = formats.pattern(chosen or _default_format(column.type) or "")
+    texts = [None if v is None else pattern.format(v) for v in column.to_pylist()]
+    return pa.array(texts, pa.string())
 
 
 def _temporal_from_text(column: Any, field: pa.Field, first: int) -> pa.Array:

@@ -9,6 +9,7 @@ import pytest
 
 from flowcore.errors import RecordError
 from flowcore.records import schema as s
+from flowcore.records.values import TemporalFormats
 from processors.record_services._conform import conform
 
 
@@ -187,3 +188,28 @@ def test_conform_converts_a_choice_to_a_timestamp_value_by_value() -> None:
     with pytest.raises(RecordError, match=r"record 2, field 'ts': .*\[x\]") as caught:
         conform(bad, target)
     assert (caught.value.record, caught.value.field) == (2, "ts")
+
+
+def test_conform_writes_a_timestamp_into_text_in_the_writers_formats() -> None:
+    """A TIMESTAMP, DATE or TIME written into a STRING field is text in the writer's format
+    (NiFi's convertType to STRING), NiFi's default format where none is set."""
+    batch = pa.table(
+        {
+            "ts": pa.array(
+                [dt.datetime(2024, 1, 2, 3, 4, 5, 123000), None], s.arrow_type(s.TIMESTAMP)
+            ),
+            "d": pa.array([dt.date(2024, 1, 2), None], pa.date32()),
+            "t": pa.array([dt.time(3, 4, 5), None], pa.time32("ms")),
+        }
+    )
+    target = pa.schema([("ts", pa.string()), ("d", pa.string()), ("t", pa.string())])
+    assert conform(batch, target).to_pylist()[0] == {
+        "ts": "2024-01-02 03:04:05",
+        "d": "2024-01-02",
+        "t": "03:04:05",
+    }
+    given = TemporalFormats("dd/MM/yyyy", "HH.mm", "yyyy-MM-dd HH:mm:ss.SSS")
+    assert conform(batch, target, formats_=given).to_pylist() == [
+        {"ts": "2024-01-02 03:04:05.123", "d": "02/01/2024", "t": "03.04"},
+        {"ts": None, "d": None, "t": None},
+    ]
