@@ -307,12 +307,35 @@ def column(
         return true
     if dtype.name in _VECTOR_CASTS and not _hex_integers(strings, dtype):
         try:
-            return pc.cast(strings, target)
+            cast = pc.cast(strings, target)
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
             pass  # Arrow's cast refused a value: convert one by one (NiFi is more lenient)
+        else:
+            if _java_non_finite(strings, cast):
+                return cast
     if dtype.name in ("timestamp", "date"):
         return _temporal_column(strings, field, temporal, target, parsed)
     return pa.array(_coerce_all(strings.to_pylist(), dtype, field.name, temporal), target)
+
+
+#: Text Double.parseDouble reads that Arrow's cast also reads and makes NaN or infinite.
+_JAVA_NON_FINITE = r"^[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)$"
+
+
+def _java_non_finite(strings: pa.Array, cast: pa.Array) -> bool:
+    """Whether each NaN or infinity of a float *cast* of *strings* is one Java reads too.
+
+    Arrow's cast reads ``inf``, ``nan``, ``INF``; Java's Double.parseDouble (NiFi's toDouble)
+    only ``NaN``, ``Infinity`` (signed) and numbers too large. A finite column (the usual
+    one) costs one ``is_finite`` kernel.
+    """
+    if not pa.types.is_floating(cast.type):
+        return True
+    finite = pc.is_finite(cast)
+    if pc.all(finite).as_py() is not False:
+        return True
+    odd = pc.filter(strings, pc.invert(finite))
+    return bool(pc.all(pc.match_substring_regex(odd, _JAVA_NON_FINITE)).as_py())
 
 
 def _hex_integers(strings: pa.Array, dtype: DataType) -> bool:

@@ -21,7 +21,7 @@ import pyarrow.parquet as pq
 from flowcore.errors import ConfigurationError
 from flowcore.records._batches import record_error, write_all
 from flowcore.records.options import nifi
-from flowcore.records.schema import RecordSchema, millis_type, to_millis
+from flowcore.records.schema import RecordSchema, cast_column, millis_type, to_millis
 
 __all__ = [
     "ParquetReaderOptions",
@@ -96,7 +96,7 @@ def _cast(batch: pa.RecordBatch, target: pa.Schema, before: int) -> pa.RecordBat
             arrays.append(pa.nulls(batch.num_rows, field.type))
             continue
         try:
-            arrays.append(batch.column(index).cast(field.type))
+            arrays.append(cast_column(batch.column(index), field.type))
         except (pa.ArrowInvalid, pa.ArrowNotImplementedError) as exc:
             reason = f"the column does not convert to {field.type}: {exc}"
             raise record_error(before + 1, None, field.name, reason) from None

@@ -349,6 +349,28 @@ def to_millis(column: Any) -> Any:
     return pc.cast(column, options=pc.CastOptions(target, allow_time_truncate=True))
 
 
+def cast_column(column: Any, target: pa.DataType, *, allow_time_truncate: bool = False) -> Any:
+    """*column* cast to *target*, a number to a date, time or timestamp as epoch milliseconds.
+
+    NiFi's DataTypeUtils.convertType reads a number for a DATE, TIME or TIMESTAMP as
+    milliseconds since the epoch (``new Timestamp(long)``); Arrow's cast of an integer to this
+    project's ``timestamp[us]`` would read microseconds, a value 1000 times too small. A float
+    keeps its fraction of a millisecond (rounded to the microsecond, as :mod:`values` does).
+    Every other cast is Arrow's.
+    """
+    t = pa.types
+    source = column.type
+    numeric = t.is_integer(source) or t.is_floating(source)
+    if numeric and (t.is_timestamp(target) or t.is_date(target) or t.is_time(target)):
+        if t.is_floating(source):
+            micros = pc.round(pc.multiply(column, 1000.0))
+            column = pc.cast(micros, pa.int64()).cast(pa.timestamp("us"))
+        else:
+            column = pc.cast(column, pa.int64()).cast(pa.timestamp("ms"))
+        allow_time_truncate = True  # a date or time of day from an instant, as NiFi's
+    return pc.cast(column, options=pc.CastOptions(target, allow_time_truncate=allow_time_truncate))
+
+
 def _arrow_field(name: str, dtype: DataType, nullable: bool) -> pa.Field:
     metadata = None
     if dtype.name in _NEEDS_METADATA:

@@ -31,20 +31,28 @@ import pyarrow.compute as pc
 
 from flowcore.errors import RecordError
 from flowcore.records import formats
-from flowcore.records.schema import ChoiceType, RecordSchema, nifi_type_of_arrow
+from flowcore.records.schema import ChoiceType, RecordSchema, cast_column, nifi_type_of_arrow
 from flowcore.records.values import FieldError, TemporalFormats, coerce, decoder, to_text
 
 __all__ = ["conform"]
 
 
-def conform(batch: pa.RecordBatch | pa.Table, target: pa.Schema, *, first: int = 1) -> Any:
+def conform(
+    batch: pa.RecordBatch | pa.Table,
+    target: pa.Schema,
+    *,
+    first: int = 1,
+    formats_: TemporalFormats | None = None,
+) -> Any:
     """*batch* with *target*'s columns (missing ones null), cast to its types.
 
     A TIMESTAMP keeps microseconds (NiFi's is a ``java.sql.Timestamp``); a TIME holds
     milliseconds (a ``java.sql.Time``), so finer times are cut as NiFi cuts them; any other
     cast that would lose data still fails. Text becomes a date, time or timestamp in NiFi's
     default formats (:func:`_temporal_from_text`); *first* is the number of the batch's first
-    record, for the error naming a value that does not parse.
+    record, for the error naming a value that does not parse. A date, time or timestamp
+    written into a STRING field is text in the writer's *formats_* (NiFi's convertType to
+    STRING formats it with them), each unset one NiFi's default.
     """
     arrays = []
     for field in target:
@@ -60,13 +68,16 @@ def conform(batch: pa.RecordBatch | pa.Table, target: pa.Schema, *, first: int =
         if column.type == field.type:
             arrays.append(column)
             continue
+        if _is_text(field.type) and _default_format(column.type) is not None:
+            arrays.append(_temporal_to_text(column, formats_ or TemporalFormats()))
+            continue
         if _is_text(column.type) and _default_format(field.type) is not None:
             column = _temporal_from_text(column, field, first)
         elif not _agrees(column.type, field.type):
             arrays.append(_converted(column, field, first))
             continue
         try:
-            cast = pc.cast(column, options=pc.CastOptions(field.type, allow_time_truncate=True))
+            cast = cast_column(column, field.type, allow_time_truncate=True)
         except pa.ArrowInvalid:
             if not _nifi_rules(field.type):
                 raise
@@ -90,6 +101,21 @@ def _default_format(dtype: pa.DataType) -> str | None:
     if pa.types.is_time(dtype):
         return formats.DEFAULT_TIME
     return None
+
+
+def _temporal_to_text(column: Any, formats_: TemporalFormats) -> pa.Array:
+    """A date, time or timestamp *column* as text in the writer's format for its type."""
+    t = pa.types
+    chosen = (
+        formats_.timestamp
+        if t.is_timestamp(column.type)
+        else formats_.date
+        if t.is_date(column.type)
+        else formats_.time
+    )
+    pattern = formats.pattern(chosen or _default_format(column.type) or "")
+    texts = [None if v is None else pattern.format(v) for v in column.to_pylist()]
+    return pa.array(texts, pa.string())
 
 
 def _temporal_from_text(column: Any, field: pa.Field, first: int) -> pa.Array:
@@ -165,7 +191,8 @@ def _agrees(source: pa.DataType, target: pa.DataType) -> bool:
 
     Integers to a wider or narrower integer (both refuse what overflows), integers or floats
     to a wider float, and integers or booleans to text (Arrow prints them as Java does).
-    Temporal, decimal and nested targets, and dates or decimals to text, keep Arrow's cast.
+    Temporal, decimal and nested targets, and dates or decimals to text, keep Arrow's cast
+    (a number to a date, time or timestamp read as epoch millis: :func:`cast_column`).
     """
     t = pa.types
     if t.is_null(source):
@@ -211,13 +238,23 @@ def _from_choice(column: Any, field: pa.Field, first: int, source: pa.Field) -> 
     del source  # a CHOICE's values are JSON text whatever its options
     values = [None if text is None else json.loads(text) for text in column.to_pylist()]
     target = field.type
-    if _nifi_rules(target) or _is_text(target):
+    if _nifi_rules(target) or _is_text(target) or _coerced(target):
         values = [
             _nifi_value(value, target, field.name, number)
             for number, value in enumerate(values, first)
         ]
         return pa.array(values, target)
     return pa.array(values).cast(target)
+
+
+def _coerced(target: pa.DataType) -> bool:
+    """Whether :func:`_nifi_value` converts to *target* with :func:`values.coerce`.
+
+    A date, time, timestamp or decimal: a number is epoch millis, text is in NiFi's default
+    format, as DataTypeUtils.convertType reads them.
+    """
+    t = pa.types
+    return t.is_timestamp(target) or t.is_date(target) or t.is_time(target) or t.is_decimal(target)
 
 
 def _nifi_rules(target: pa.DataType) -> bool:
@@ -284,7 +321,13 @@ def _nifi_value(value: Any, target: pa.DataType, name: str, number: int) -> Any:
         converted = _floating(value)
     elif _is_text(target):
         converted = to_text(value)
-    else:  # a temporal, decimal or nested target from one of the types NiFi and Arrow agree on
+    elif _coerced(target):
+        try:
+            return coerce(value, nifi_type_of_arrow(target), TemporalFormats(), name)
+        except FieldError as exc:
+            msg = f"record {number}, field {name!r}: {exc}"
+            raise RecordError(msg, record=number, field=name) from None
+    else:  # a nested target from one of the types NiFi and Arrow agree on
         return pa.array([value]).cast(target)[0].as_py()
     if converted is _REFUSED:
         type_name = nifi_type_of_arrow(target).name.upper()

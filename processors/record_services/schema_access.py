@@ -29,6 +29,7 @@ from flowcore.properties import AllowableValue, ExpressionLanguageScope, Propert
 from flowcore.records.avro_schema import parse_schema_text, schema_text
 from flowcore.records.record_io import RecordWriter
 from flowcore.records.schema import RecordSchema
+from flowcore.records.values import TemporalFormats
 from flowcore.validators import NON_EMPTY_VALIDATOR, POSITIVE_INTEGER_VALIDATOR, ValidationResult
 from processors.record_services._confluent_wire import (
     RegisteredSchema,
@@ -629,9 +630,20 @@ class _SchemaAttributes:
         if batch.schema.names != target.names or not batch.schema.equals(
             target, check_metadata=True
         ):
-            batch = conform(batch, target, first=self._written + 1)
+            batch = conform(batch, target, first=self._written + 1, formats_=self._formats())
         self._inner.write(batch)
         self._written += batch.num_rows
+
+    def _formats(self) -> TemporalFormats:
+        """The writer's Date, Time and Timestamp Format (unset where it has none)."""
+        names = ("Date Format", "Time Format", "Timestamp Format")
+        given = [
+            self._service.get_property(name).value
+            if self._service.resolve_descriptor(name) is not None
+            else None
+            for name in names
+        ]
+        return TemporalFormats(*(value or None for value in given))
 
     def finish(self) -> dict[str, str]:
         """The format's attributes, then the schema's."""

@@ -307,6 +307,10 @@ class DBCPConnectionPool(DBCPService):
         url = sqlalchemy_url(raw, user, password)
         check_driver(url)
         self._transit = transit_uri(raw)
+        try:  # a malformed URL (a port that is no number) names the URL, not int()'s error
+            parsed = sqlalchemy.engine.make_url(url)
+        except Exception as error:
+            raise self._unusable(error, password, raw) from None
         connect_args = self._driver_arguments(context)
         options = pool_options(context, sqlite=url.startswith("sqlite"))
         if url.startswith("sqlite"):
@@ -317,7 +321,7 @@ class DBCPConnectionPool(DBCPService):
             connect_args.setdefault(
                 "login_timeout", timeout.get("login_timeout", CONNECT_TIMEOUT_S)
             )
-        elif "connect_timeout" not in sqlalchemy.engine.make_url(url).query:
+        elif "connect_timeout" not in parsed.query:
             connect_args.setdefault("connect_timeout", CONNECT_TIMEOUT_S)
         query = context.get_property(VALIDATION_QUERY).value
         evict = _evictable_after(context)
@@ -332,9 +336,7 @@ class DBCPConnectionPool(DBCPService):
                     url, connect_args=connect_args, **options, **native
                 )
             except Exception as error:  # a malformed URL or an unknown dialect
-                secrets = [password or "", url_password(raw) or "", *self.sensitive_values()]
-                msg = f"DBCPConnectionPool: cannot use {self._transit!r}: {_clean(error, secrets)}"
-                raise ConfigurationError(msg) from None
+                raise self._unusable(error, password, raw) from None
             if psycopg:
                 event.listen(engine, "connect", _nifi_values)
             if query:
@@ -344,6 +346,12 @@ class DBCPConnectionPool(DBCPService):
         self._engine = engine
         self._engine_key = key
         self._enabling = next(_ENABLINGS)
+
+    def _unusable(self, error: Exception, password: str | None, raw: str) -> ConfigurationError:
+        """The error for a URL SQLAlchemy cannot use, naming it with its secrets masked."""
+        secrets = [password or "", url_password(raw) or "", *self.sensitive_values()]
+        msg = f"DBCPConnectionPool: cannot use {self._transit!r}: {_clean(error, secrets)}"
+        return ConfigurationError(msg)
 
     def _driver_arguments(self, context: ServiceContext) -> dict[str, Any]:
         """The dynamic properties as the driver's connect arguments (NiFi's connection properties).

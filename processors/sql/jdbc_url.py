@@ -72,6 +72,21 @@ def _jdbc_subprotocol(url: str) -> str:
     return url[5:].split(":", 1)[0].lower()
 
 
+def _pop_credentials(query: dict[str, str], *, exact: bool) -> tuple[str | None, str | None]:
+    """The ``user`` and ``password`` options taken out of *query*.
+
+    pgjdbc reads them as spelled (``Properties.getProperty``); MySQL's and MariaDB's
+    Connector/J read option names in any case (``PropertyKey.normalizeCase``), so
+    ``Password=`` is the password there too and never an unknown option printed in an error.
+    """
+    found: dict[str, str | None] = {"user": None, "password": None}
+    for given in list(query):
+        key = given if exact else given.lower()
+        if key in found:
+            found[key] = query.pop(given)
+    return found["user"], found["password"]
+
+
 def sqlalchemy_url(url: str, user: str | None = None, password: str | None = None) -> str:
     """The SQLAlchemy URL for a JDBC (or SQLAlchemy) *url*, with *user* and *password*.
 
@@ -126,7 +141,7 @@ def sqlalchemy_url(url: str, user: str | None = None, password: str | None = Non
         return f"{dialect}://{creds}{hostport}/{database}{tail if options else ''}"
     parts = urlsplit(url[5:])
     query = dict(parse_qsl(parts.query))
-    given_user, given_password = query.pop("user", None), query.pop("password", None)
+    given_user, given_password = _pop_credentials(query, exact=protocol == "postgresql")
     if not user and given_user:  # the driver's own: used when the properties are empty
         creds = _credentials(given_user, password or given_password)
     elif user and not password and given_password:
@@ -183,7 +198,7 @@ def pymysql_options(query: dict[str, str], where: str) -> dict[str, str]:
             out["charset"] = "utf8mb4"
         elif key not in only:
             msg = (
-                f"Database Connection URL {where!r}: the option {given}={value!r} has no "
+                f"Database Connection URL {where!r}: the option {given!r} has no "
                 "equivalent in flowcore's driver (pymysql); remove it, or give a SQLAlchemy "
                 "URL (mysql+pymysql://...) with pymysql's arguments (docs/sql.md)"
             )
@@ -240,7 +255,7 @@ def pymssql_options(settings: dict[str, str], where: str) -> dict[str, str]:
             out["appname"] = value
         else:
             msg = (
-                f"Database Connection URL {where!r}: the option {given}={value!r} has no "
+                f"Database Connection URL {where!r}: the option {given!r} has no "
                 "equivalent in flowcore's driver (pymssql); remove it, or give a SQLAlchemy "
                 "URL (mssql+pymssql://...) with pymssql's arguments (docs/sql.md)"
             )
@@ -265,10 +280,11 @@ def pymssql_connect_args(url: str) -> tuple[str, dict[str, Any]]:
 
 
 def url_password(url: str) -> str | None:
-    """The ``password`` option of a JDBC *url*'s query, if any (a secret to mask)."""
+    """The ``password`` option (any case) of a JDBC *url*'s query, if any (a secret to mask)."""
     if not url.strip().startswith("jdbc:") or "?" not in url:
         return None
-    return dict(parse_qsl(url.split("?", 1)[1])).get("password")
+    options = parse_qsl(url.split("?", 1)[1])
+    return next((value for key, value in options if key.lower() == "password"), None)
 
 
 #: pgjdbc URL options (case as pgjdbc spells them) that are libpq's under another name.

@@ -658,3 +658,29 @@ def test_a_decimal_38_takes_more_than_28_digits() -> None:
     runner.run()
     runner.assert_all_flowfiles_transferred("success", 1)
     assert runner.flowfiles_for("success")[0].content == b'[{"a":123456789012345678901234567.89}]'
+
+
+def test_a_timestamp_into_a_string_field_takes_the_writers_timestamp_format() -> None:
+    """A TIMESTAMP read from epoch millis and written into the writer's STRING field is text
+    in the writer's Timestamp Format, as NiFi's convertType to STRING formats it."""
+    millis = {"type": "long", "logicalType": "timestamp-millis"}
+    read = {"type": "record", "name": "r", "fields": [{"name": "ts", "type": millis}]}
+    write = {"type": "record", "name": "r", "fields": [{"name": "ts", "type": "string"}]}
+    runner = TestRunner(ConvertRecord(record_reader="reader", record_writer="writer"))
+    runner.add_service(
+        JsonTreeReader(
+            "reader", schema_access_strategy="schema-text-property", schema_text=json.dumps(read)
+        )
+    )
+    runner.add_service(
+        JsonRecordSetWriter(
+            "writer",
+            schema_access_strategy="schema-text-property",
+            schema_text=json.dumps(write),
+            timestamp_format="dd/MM/yyyy HH:mm:ss.SSS",
+        )
+    )
+    runner.enqueue(b'{"ts": 1700000000123}')
+    runner.run()
+    (out,) = runner.flowfiles_for("success")
+    assert json.loads(bytes(out.content)) == [{"ts": "14/11/2023 22:13:20.123"}]

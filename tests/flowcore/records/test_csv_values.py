@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from flowcore.records import _csv_inference, _csv_values
 from flowcore.records.csv_reader import CsvReaderOptions
-from flowcore.records.schema import INT, LONG, RecordField
+from flowcore.records.schema import DOUBLE, INT, LONG, RecordField
 from flowcore.records.values import TemporalFormats
 
 
@@ -99,3 +99,19 @@ def test_an_integral_column_refuses_hex_as_parse_int_does() -> None:
             assert (caught.value.row, caught.value.field) == (len(values) - 1, "a")
         plain = _csv_values.column(pa.array(["+1", "-2", None]), field, TemporalFormats())
         assert plain.to_pylist() == [1, -2, None]
+
+
+def test_a_double_column_takes_only_javas_nan_and_infinity() -> None:
+    """Arrow's cast reads inf and nan; NiFi's Double.parseDouble refuses them whatever the
+    neighbouring values (it reads NaN, signed Infinity and too large numbers as infinite)."""
+    field = RecordField("d", DOUBLE)
+    for values in (["inf"], ["1.5", "nan"], ["1.5d", "INF"]):
+        with pytest.raises(_csv_values.BadValue) as caught:
+            _csv_values.column(pa.array(values), field, TemporalFormats())
+        assert (caught.value.row, caught.value.field) == (len(values) - 1, "d")
+    taken = _csv_values.column(
+        pa.array(["NaN", "-Infinity", "+Infinity", "1e400", "2", None]), field, TemporalFormats()
+    )
+    got = taken.to_pylist()
+    assert got[0] != got[0]
+    assert got[1:] == [float("-inf"), float("inf"), float("inf"), 2.0, None]

@@ -67,6 +67,15 @@ def test_a_given_schema_casts_and_fills_missing_columns() -> None:
         list(read_parquet(out, schema=s.RecordSchema.of({"b": s.INT})))
 
 
+def test_a_given_schema_reads_a_number_for_a_timestamp_as_epoch_millis() -> None:
+    """A long column read under a schema's TIMESTAMP is epoch millis, as NiFi reads a Long."""
+    out = io.BytesIO()
+    pq.write_table(pa.table({"ts": pa.array([1700000000123], pa.int64())}), out)
+    out.seek(0)
+    (batch,) = read_parquet(out, schema=s.RecordSchema.of({"ts": s.TIMESTAMP}))
+    assert batch.to_pylist() == [{"ts": dt.datetime(2023, 11, 14, 22, 13, 20, 123000)}]
+
+
 def test_bad_parquet_is_named() -> None:
     """Content that is not Parquet, and an unknown compression."""
     with pytest.raises(RecordError, match="not a Parquet file"):

@@ -9,6 +9,7 @@ import pytest
 
 from flowcore.errors import RecordError
 from flowcore.records import schema as s
+from flowcore.records.values import TemporalFormats
 from processors.record_services._conform import conform
 
 
@@ -133,3 +134,82 @@ def test_conform_decodes_a_choice_before_converting_it() -> None:
             pa.RecordBatch.from_arrays([pa.array(["true", '"1"'])], schema=choice),
             pa.schema([("a", pa.bool_())]),
         )
+
+
+def test_conform_reads_a_number_for_a_timestamp_as_epoch_millis() -> None:
+    """A number written into a DATE, TIME or TIMESTAMP is epoch millis, as NiFi's convertType
+    reads a Long (a float keeps its microseconds), not Arrow's microseconds of timestamp[us]."""
+    batch = pa.table(
+        {
+            "ts": pa.array([1700000000123, -1], pa.int64()),
+            "f": pa.array([1700000000123.5, None], pa.float64()),
+            "d": pa.array([1700000000123, -1], pa.int64()),
+            "t": pa.array([1700000000123, 1], pa.int64()),
+        }
+    )
+    target = pa.schema(
+        [
+            ("ts", s.arrow_type(s.TIMESTAMP)),
+            ("f", s.arrow_type(s.TIMESTAMP)),
+            ("d", pa.date32()),
+            ("t", pa.time32("ms")),
+        ]
+    )
+    assert conform(batch, target).to_pylist() == [
+        {
+            "ts": dt.datetime(2023, 11, 14, 22, 13, 20, 123000),
+            "f": dt.datetime(2023, 11, 14, 22, 13, 20, 123500),
+            "d": dt.date(2023, 11, 14),
+            "t": dt.time(22, 13, 20, 123000),
+        },
+        {
+            "ts": dt.datetime(1969, 12, 31, 23, 59, 59, 999000),
+            "f": None,
+            "d": dt.date(1969, 12, 31),
+            "t": dt.time(0, 0, 0, 1000),
+        },
+    ]
+
+
+def test_conform_converts_a_choice_to_a_timestamp_value_by_value() -> None:
+    """A CHOICE's number for a TIMESTAMP is epoch millis and its text is in the default
+    format; text that is neither is a RecordError naming record and field (not Arrow's)."""
+    choice = s.RecordSchema((s.RecordField("ts", s.ChoiceType((s.LONG, s.STRING))),)).to_arrow()
+    batch = pa.RecordBatch.from_arrays(
+        [pa.array(["1700000000123", '"2023-11-14 22:13:20"', None])], schema=choice
+    )
+    target = pa.schema([("ts", s.arrow_type(s.TIMESTAMP))])
+    assert conform(batch, target).column("ts").to_pylist() == [
+        dt.datetime(2023, 11, 14, 22, 13, 20, 123000),
+        dt.datetime(2023, 11, 14, 22, 13, 20),
+        None,
+    ]
+    bad = pa.RecordBatch.from_arrays([pa.array(["1", '"x"'])], schema=choice)
+    with pytest.raises(RecordError, match=r"record 2, field 'ts': .*\[x\]") as caught:
+        conform(bad, target)
+    assert (caught.value.record, caught.value.field) == (2, "ts")
+
+
+def test_conform_writes_a_timestamp_into_text_in_the_writers_formats() -> None:
+    """A TIMESTAMP, DATE or TIME written into a STRING field is text in the writer's format
+    (NiFi's convertType to STRING), NiFi's default format where none is set."""
+    batch = pa.table(
+        {
+            "ts": pa.array(
+                [dt.datetime(2024, 1, 2, 3, 4, 5, 123000), None], s.arrow_type(s.TIMESTAMP)
+            ),
+            "d": pa.array([dt.date(2024, 1, 2), None], pa.date32()),
+            "t": pa.array([dt.time(3, 4, 5), None], pa.time32("ms")),
+        }
+    )
+    target = pa.schema([("ts", pa.string()), ("d", pa.string()), ("t", pa.string())])
+    assert conform(batch, target).to_pylist()[0] == {
+        "ts": "2024-01-02 03:04:05",
+        "d": "2024-01-02",
+        "t": "03:04:05",
+    }
+    given = TemporalFormats("dd/MM/yyyy", "HH.mm", "yyyy-MM-dd HH:mm:ss.SSS")
+    assert conform(batch, target, formats_=given).to_pylist() == [
+        {"ts": "2024-01-02 03:04:05.123", "d": "02/01/2024", "t": "03.04"},
+        {"ts": None, "d": None, "t": None},
+    ]

@@ -95,6 +95,17 @@ def test_unmapped_url_is_a_configuration_error() -> None:
         _enable(**{"Database Connection URL": "jdbc:h2:mem:x"})
 
 
+def test_a_malformed_url_names_the_url_without_its_password() -> None:
+    """A port that is no number fails enabling naming the URL (its options, the password
+    among them, left out), not only int()'s error."""
+    url = "jdbc:postgresql://db.example:54x2/app?user=u&password=S3cretPW"
+    with pytest.raises(
+        ConfigurationError, match=r"cannot use 'jdbc:postgresql://db\.example:54x2/app'"
+    ) as error:
+        _enable(**{"Database Connection URL": url})
+    assert "S3cretPW" not in str(error.value)
+
+
 def test_export_and_import_leave_the_password_out(tmp_path) -> None:
     """A flow's export to NiFi names DBCPConnectionPool's type, never its password; the
     export imports back with ExecuteSQL naming the pool."""
