@@ -24,10 +24,12 @@ is a DOUBLE. Calcite computes it as ``CAST(SUM(x) / COUNT(x) AS <type of x>)``
 
 Records cross to DuckDB and back through :func:`sql_schema` and :func:`result_schema`: a
 CHOICE column (its values' JSON text, docs/records.md) is DuckDB's JSON in the SQL, so a result
-column that is still JSON (the column passed through, or a ``CASE``/``COALESCE``/``UNION``
-of CHOICE columns) is known for a CHOICE and written back as one; any other result column
-named as an input field of the same Arrow type keeps that field's NiFi type (NiFi's
-``ResultSetRecordSet`` takes the reader schema's type of a column of the same name).
+column that is still JSON and that the parse tree shows passing CHOICE columns through (the
+column, an alias, a ``CASE``/``COALESCE``/``UNION``/``MIN``/``MAX`` of them:
+:func:`passed_columns`) is written back as a CHOICE; JSON the query made (``to_json``) is
+written as its text; any other result column named as an input field of the same Arrow
+type keeps that field's NiFi type (NiFi's ``ResultSetRecordSet`` takes the reader schema's
+type of a column of the same name).
 
 What is left different is listed in docs/processors.md (QueryRecord's SQL).
 """

@@ -285,6 +285,9 @@ def sql_join(
         stream = getattr(relation, "to_arrow_reader", None)
         result = (stream or relation.fetch_arrow_reader)(RESULT_BATCH_ROWS)
         names = _unique_names(result.schema.names)
+        if passed is not None:  # a repeated column (v0) passes through the one of its name
+            renamed_from = zip(result.schema.names, names, strict=True)
+            passed = {**passed, **{n.lower(): ((o,),) for o, n in renamed_from if n != o}}
         renamed = pa.schema([f.with_name(n) for f, n in zip(result.schema, names, strict=True)])
         schema = result_schema(renamed, sql_types, [original_schema, enrichment_schema], passed)
         renamed_batches = (
