@@ -24,10 +24,12 @@ is a DOUBLE. Calcite computes it as ``CAST(SUM(x) / COUNT(x) AS <type of x>)``
 
 Records cross to DuckDB and back through :func:`sql_schema` and :func:`result_schema`: a
 CHOICE column (its values' JSON text, docs/records.md) is DuckDB's JSON in the SQL, so a result
-column that is still JSON (the column passed through, or a ``CASE``/``COALESCE``/``UNION``
-of CHOICE columns) is known for a CHOICE and written back as one; any other result column
-named as an input field of the same Arrow type keeps that field's NiFi type (NiFi's
-``ResultSetRecordSet`` takes the reader schema's type of a column of the same name).
+column that is still JSON and that the parse tree shows passing CHOICE columns through (the
+column, an alias, a ``CASE``/``COALESCE``/``UNION``/``MIN``/``MAX`` of them:
+:func:`passed_columns`) is written back as a CHOICE; JSON the query made (``to_json``) is
+written as its text; any other result column named as an input field of the same Arrow
+type keeps that field's NiFi type (NiFi's ``ResultSetRecordSet`` takes the reader schema's
+type of a column of the same name).
 
 What is left different is listed in docs/processors.md (QueryRecord's SQL).
 """
@@ -35,7 +37,7 @@ What is left different is listed in docs/processors.md (QueryRecord's SQL).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import duckdb
 import pyarrow as pa
@@ -48,6 +50,7 @@ __all__ = [
     "calcite_connection",
     "calcite_relation",
     "choice_hint",
+    "passed_columns",
     "result_batches",
     "result_schema",
     "sql_batches",
@@ -299,31 +302,170 @@ def sql_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema) -> Iterato
         yield batch if batch.schema.equals(schema) else batch.cast(schema)
 
 
+#: Each query's columns a value passes through unchanged (see :func:`passed_columns`), by
+#: its text: the same query runs for every FlowFile, and parsing it costs more than it.
+_PASSED: dict[str, dict[str, tuple[tuple[str, ...] | None, ...]]] = {}
+_PASSED_MAX = 512  # queries
+
+#: Functions whose result is one of their arguments' values, unchanged (a CHOICE's JSON
+#: stays one of its values).
+_PASSING = frozenset(
+    {
+        "any_value",
+        "arbitrary",
+        "coalesce",
+        "first",
+        "first_value",
+        "greatest",
+        "ifnull",
+        "last",
+        "last_value",
+        "least",
+        "max",
+        "min",
+    }
+)
+
+
+def passed_columns(
+    connection: duckdb.DuckDBPyConnection, sql: str
+) -> dict[str, tuple[tuple[str, ...] | None, ...]]:
+    """Each name *sql* gives a column, lowercased, to what its values come from.
+
+    One entry per place the name is given (any SELECT of the query, a UNION's later sides
+    under the first side's names): the columns whose values it passes through unchanged (a
+    column, or a ``CASE``/``COALESCE``/``MIN``/``MAX``/``CAST(... AS JSON)`` of columns),
+    or None when the query makes its values (``to_json(r)``, ``v || 'x'``). A name the
+    query never gives (``SELECT *``) is not in it. :func:`result_schema` reads it to tell
+    a CHOICE passed through from JSON the query made.
+    """
+    found = _PASSED.get(sql)
+    if found is None:
+        found = _passed_names(connection, sql)
+        if len(_PASSED) >= _PASSED_MAX:
+            _PASSED.clear()
+        _PASSED[sql] = found
+    return found
+
+
+def _passed_names(
+    connection: duckdb.DuckDBPyConnection, sql: str
+) -> dict[str, tuple[tuple[str, ...] | None, ...]]:
+    """:func:`passed_columns` of *sql*, parsed (nothing when it does not parse)."""
+    tree = _parse(connection, sql)
+    if tree is None:
+        return {}
+    given: dict[str, list[tuple[str, ...] | None]] = {}
+    for select in _select_nodes(tree):
+        for item in select.get("select_list") or ():
+            name = _given_name(connection, item)
+            if name is not None:
+                given.setdefault(name.lower(), []).append(_passed(item))
+    for node in _set_operation_nodes(tree):  # later sides' columns under the first's names
+        sides = [c for c in node.get("children") or () if c.get("type") == "SELECT_NODE"]
+        if len(sides) < 2:
+            continue
+        names = [_given_name(connection, item) for item in sides[0].get("select_list") or ()]
+        for side in sides[1:]:
+            for name, item in zip(names, side.get("select_list") or (), strict=False):
+                if name is not None:
+                    given.setdefault(name.lower(), []).append(_passed(item))
+    return {name: tuple(sources) for name, sources in given.items()}
+
+
+def _given_name(connection: duckdb.DuckDBPyConnection, item: dict) -> str | None:
+    """The name of the column a select-list *item* makes (None: a ``*``, or no matter)."""
+    if not isinstance(item, dict) or item.get("class") == "STAR":
+        return None
+    if item.get("alias"):
+        return str(item["alias"])
+    if item.get("class") == "COLUMN_REF":
+        return str(item["column_names"][-1])
+    if _passed(item):  # DuckDB names it its text: COALESCE(v, w)
+        return _text(connection, item)
+    return None
+
+
+def _set_operation_nodes(node: object) -> list[dict]:
+    """Every UNION/INTERSECT/EXCEPT under *node*."""
+    found = []
+    if isinstance(node, dict):
+        if node.get("type") == "SET_OPERATION_NODE":
+            found.append(node)
+        for item in node.values():
+            found.extend(_set_operation_nodes(item))
+    elif isinstance(node, list):
+        for item in node:
+            found.extend(_set_operation_nodes(item))
+    return found
+
+
+def _passed(node: object) -> tuple[str, ...] | None:
+    """The columns whose values *node* passes through unchanged; None: it makes values."""
+    if not isinstance(node, dict):
+        return None
+    kind = node.get("class")
+    children: list[object]
+    if kind == "COLUMN_REF":
+        return (str(node["column_names"][-1]),)
+    if kind == "CONSTANT":
+        literal = node.get("literal") or {}
+        return () if literal.get("kind") == "NULL_LITERAL" else None
+    if kind == "CASE":
+        checks = node.get("case_checks") or ()
+        children = [check.get("then_expr") for check in checks]
+        children.append(node.get("else_expr"))
+    elif kind == "OPERATOR" and node.get("type") == "OPERATOR_COALESCE":
+        children = list(node.get("children") or ())
+    elif kind == "CAST":
+        target = (node.get("type_expr") or {}).get("type_name")
+        if str(target).upper() != "JSON" or node.get("try_cast"):
+            return None
+        children = [node.get("child")]
+    elif kind in ("FUNCTION", "WINDOW"):
+        name = str(node.get("function_name", "")).lower()
+        if name not in _PASSING or node.get("schema") or node.get("catalog"):
+            return None
+        children = [argument.get("expression") for argument in node.get("arguments") or ()]
+    else:
+        return None
+    columns: list[str] = []
+    for child in children:
+        passed = _passed(child)
+        if passed is None:
+            return None
+        columns.extend(passed)
+    return tuple(columns)
+
+
 def result_schema(
-    result: pa.Schema, sql_types: Sequence[str], inputs: Sequence[pa.Schema]
+    result: pa.Schema,
+    sql_types: Sequence[str],
+    inputs: Sequence[pa.Schema],
+    passed: Mapping[str, tuple[tuple[str, ...] | None, ...]] | None = None,
 ) -> pa.Schema:
     """The NiFi-typed schema of a DuckDB result (*sql_types*: DuckDB's type of each column).
 
-    A JSON column over input with CHOICE fields is a CHOICE: the type of the input CHOICE
-    field of its name, else one of every input CHOICE field's options (an alias of a CHOICE
-    column); over input without, it is JSON the query made (``to_json``), written as its
-    text as before. Another column named
-    as an input field (case-insensitively, as DuckDB matches names) of the same Arrow type
-    keeps that field's metadata (enum, uuid, char, bigint, a nested CHOICE...).
+    A JSON column is a CHOICE when its values are an input CHOICE field's, passed through
+    (*passed*: the query's :func:`passed_columns`): the input CHOICE field of its name
+    (``SELECT *``, ``SELECT v``), or one of the options of every CHOICE it passes
+    (``v AS w``, ``COALESCE(v, w)``). Any other JSON column is JSON the query made
+    (``to_json(r)``, ``r::JSON``, ``json_extract``, or a mix with a CHOICE): written as its
+    text. Another column named as an input field (case-insensitively, as DuckDB matches
+    names) of the same Arrow type keeps that field's metadata (enum, uuid, char, bigint, a
+    nested CHOICE...).
     """
     by_name: dict[str, pa.Field] = {}
     for schema in inputs:
         for field in schema:
             by_name.setdefault(field.name, field)
             by_name.setdefault(field.name.lower(), field)
-    choices = [c for schema in inputs for f in schema if (c := _choice(f)) is not None]
     fields = []
     for field, sql_type in zip(result, sql_types, strict=True):
         source = by_name.get(field.name) or by_name.get(field.name.lower())
-        if sql_type == "JSON" and choices:  # else JSON the query made (to_json): its text
-            choice = _choice(source) if source is not None else None
-            if choice is None:
-                choice = _merged(choices)
+        options = _passed_options(field.name, by_name, passed or {}, frozenset())
+        if sql_type == "JSON" and options:
+            choice = {"type": "choice", "options": options}
             text = json.dumps(choice, separators=(",", ":"))
             fields.append(pa.field(field.name, pa.string(), True, {NIFI_TYPE_KEY: text}))
         elif source is not None and _choice(source) is None and source.type.equals(field.type):
@@ -334,14 +476,32 @@ def result_schema(
     return pa.schema(fields)
 
 
-def _merged(choices: Sequence[dict[str, object]]) -> dict[str, object]:
-    """One CHOICE of every option of *choices* (each once, first seen first)."""
+def _passed_options(
+    name: str,
+    by_name: Mapping[str, pa.Field],
+    passed: Mapping[str, tuple[tuple[str, ...] | None, ...]],
+    seen: frozenset[str],
+) -> list[object] | None:
+    """The CHOICE options of the values of column *name* (None: not all an input CHOICE's).
+
+    Every place the query gives the name must pass only CHOICE columns through (a name it
+    never gives, or gives as the column itself, is the input field of that name).
+    """
+    key = name.lower()
+    if key in seen or key not in passed:
+        field = by_name.get(name) or by_name.get(key)
+        choice = _choice(field) if field is not None else None
+        return list(choice.get("options") or ["string"]) if choice is not None else None
     options: list[object] = []
-    for choice in choices:
-        for option in choice.get("options", ()):  # type: ignore[union-attr]
-            if option not in options:
-                options.append(option)
-    return {"type": "choice", "options": options or ["string"]}
+    for columns in passed[key]:
+        if columns is None:
+            return None  # made by the query
+        for column in columns:
+            found = _passed_options(column, by_name, passed, seen | {key})
+            if found is None:
+                return None
+            options.extend(option for option in found if option not in options)
+    return options or None
 
 
 def result_batches(

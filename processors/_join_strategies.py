@@ -31,6 +31,7 @@ from processors._calcite_duckdb import (
     calcite_connection,
     calcite_relation,
     choice_hint,
+    passed_columns,
     result_batches,
     result_schema,
     sql_batches,
@@ -279,11 +280,16 @@ def sql_join(
             msg = f"the SQL is not a SELECT statement: {sql}"
             raise duckdb.InvalidInputException(msg)
         sql_types = [str(t) for t in relation.types]
+        # parsed before the result opens: DuckDB runs nothing else under an open one
+        passed = passed_columns(connection, sql) if "JSON" in sql_types else None
         stream = getattr(relation, "to_arrow_reader", None)
         result = (stream or relation.fetch_arrow_reader)(RESULT_BATCH_ROWS)
         names = _unique_names(result.schema.names)
+        if passed is not None:  # a repeated column (v0) passes through the one of its name
+            renamed_from = zip(result.schema.names, names, strict=True)
+            passed = {**passed, **{n.lower(): ((o,),) for o, n in renamed_from if n != o}}
         renamed = pa.schema([f.with_name(n) for f, n in zip(result.schema, names, strict=True)])
-        schema = result_schema(renamed, sql_types, [original_schema, enrichment_schema])
+        schema = result_schema(renamed, sql_types, [original_schema, enrichment_schema], passed)
         renamed_batches = (
             batch.rename_columns(names) if names != batch.schema.names else batch
             for batch in result

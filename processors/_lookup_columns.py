@@ -34,6 +34,9 @@ from processors._lookup_records import Lookups, RecordLookup, with_text
 
 __all__ = ["columnar_lookup", "conform"]
 
+#: NiFi's integer types whose Arrow values' text is their JSON text.
+_INTEGERS = frozenset({"byte", "short", "int", "long"})
+
 #: Past this many combinations of coordinate codes, the mixed-radix key could overflow.
 _MAX_KEY = 2**62
 
@@ -152,22 +155,45 @@ def _written(
         answers = _converted(answers, STRING, wider)
         column = pc.if_else(matched, answers, existing)
     else:
-        column = pc.if_else(matched, answers.cast(field.type), batch.column(position))
+        column = pc.if_else(matched, _cast(answers, field.type), batch.column(position))
     columns = list(batch.columns)
     columns[position] = column
     return pa.RecordBatch.from_arrays(columns, schema=batch.schema.set(position, field))
 
 
 def _converted(column: pa.Array, have: DataType, want: DataType) -> pa.Array:
-    """*column* (of NiFi type *have*) as *want*: a CHOICE's JSON text a value, else a cast."""
+    """*column* (of NiFi type *have*) as *want*: a CHOICE's JSON text a value, else a cast.
+
+    An integer or boolean's JSON text is Arrow's text of it (``7``, ``true``), one cast for
+    the column; any other value's is :func:`coerce`'s, once for each distinct value.
+    """
     if have == want or not isinstance(want, ChoiceType):
-        return column.cast(arrow_type(want))
+        return _cast(column, arrow_type(want))
+    if (have.name in _INTEGERS and pa.types.is_integer(column.type)) or (
+        have.name == "boolean" and pa.types.is_boolean(column.type)
+    ):
+        return pc.cast(column, pa.string())
     formats = TemporalFormats()
     decode = decoder(have)
-    texts = [
-        None if v is None else coerce(decode(v), want, formats, "") for v in column.to_pylist()
-    ]
-    return pa.array(texts, pa.string())
+    try:
+        encoded = pc.dictionary_encode(column)
+    except pa.ArrowNotImplementedError:  # a type Arrow does not hash (nested): each value
+        values, indices = column, None
+    else:
+        values, indices = encoded.dictionary, encoded.indices
+    texts = pa.array(
+        [None if v is None else coerce(decode(v), want, formats, "") for v in values.to_pylist()],
+        pa.string(),
+    )
+    return texts if indices is None else pc.take(texts, indices)
+
+
+def _cast(column: pa.Array, target: pa.DataType) -> pa.Array:
+    """*column* cast to *target*: an integer into a timestamp is epoch milliseconds (NiFi's)."""
+    if pa.types.is_timestamp(target) and pa.types.is_integer(column.type):
+        millis = pc.cast(pc.cast(column, pa.int64()), pa.timestamp("ms", target.tz))
+        return millis.cast(target)
+    return column.cast(target)
 
 
 def conform(batch: pa.RecordBatch, schema: RecordSchema) -> pa.RecordBatch:
@@ -181,5 +207,5 @@ def conform(batch: pa.RecordBatch, schema: RecordSchema) -> pa.RecordBatch:
             continue
         have = RecordSchema.from_arrow(pa.schema([batch.schema.field(position)])).fields[0].type
         want = schema.fields[len(columns)].type
-        columns.append(_converted(batch.column(position), have, want).cast(field.type))
+        columns.append(_cast(_converted(batch.column(position), have, want), field.type))
     return pa.RecordBatch.from_arrays(columns, schema=target)

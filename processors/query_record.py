@@ -35,6 +35,7 @@ from processors._calcite_duckdb import (
     calcite_connection,
     calcite_relation,
     choice_hint,
+    passed_columns,
     result_batches,
     result_schema,
     sql_batches,
@@ -348,9 +349,11 @@ class QueryRecord(Processor):
                     msg = f"the query {name!r} is not a SELECT statement: {sql}"
                     raise duckdb.InvalidInputException(msg)
                 sql_types = [str(t) for t in relation.types]
+                # parsed before the result opens: DuckDB runs nothing else under an open one
+                passed = passed_columns(connection, sql) if "JSON" in sql_types else None
                 stream = getattr(relation, "to_arrow_reader", None)
                 result = (stream or relation.fetch_arrow_reader)(RESULT_BATCH_ROWS)
-                schema = result_schema(result.schema, sql_types, [records.schema])
+                schema = result_schema(result.schema, sql_types, [records.schema], passed)
                 child, written = write_records(
                     session,
                     child,

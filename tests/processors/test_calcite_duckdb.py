@@ -23,6 +23,7 @@ from flowcore.records.schema import (
 from processors._calcite_duckdb import (
     calcite_connection,
     calcite_relation,
+    passed_columns,
     result_schema,
     sql_schema,
 )
@@ -149,9 +150,9 @@ def _choice_field(name: str, *options: str) -> pa.Field:
 
 def test_a_choice_column_is_json_in_the_sql_and_a_choice_again_after() -> None:
     """A CHOICE column is DuckDB's JSON; a JSON result column is the CHOICE of its name (or of
-    every input CHOICE's options, for an alias); another column of an input field's name and
-    Arrow type keeps that field's NiFi type; the rest (and JSON over input without CHOICE
-    fields, made by the query) stay as DuckDB gave them."""
+    the CHOICEs it passes through, for an alias); another column of an input field's name and
+    Arrow type keeps that field's NiFi type; the rest (and JSON the query made) stay as DuckDB
+    gave them."""
     enum = json.dumps({"type": "enum", "symbols": ["A", "B"]})
     inputs = pa.schema(
         [
@@ -169,7 +170,12 @@ def test_a_choice_column_is_json_in_the_sql_and_a_choice_again_after() -> None:
     result = pa.schema(
         [("v", pa.string()), ("x", pa.string()), ("e", pa.string()), ("W", pa.string())]
     )
-    out = result_schema(result, ["JSON", "JSON", "VARCHAR", "VARCHAR"], [inputs])
+    connection = calcite_connection()
+    try:
+        passed = passed_columns(connection, "SELECT v, COALESCE(v, w) AS x, e, W FROM t")
+    finally:
+        connection.close()
+    out = result_schema(result, ["JSON", "JSON", "VARCHAR", "VARCHAR"], [inputs], passed)
     assert [f.type for f in RecordSchema.from_arrow(out).fields] == [
         ChoiceType([INT, STRING]),
         ChoiceType([INT, STRING, BOOLEAN]),
@@ -178,6 +184,35 @@ def test_a_choice_column_is_json_in_the_sql_and_a_choice_again_after() -> None:
     ]
     made = pa.schema([("j", pa.string())])  # to_json over input without CHOICE fields
     assert result_schema(made, ["JSON"], [pa.schema([("a", pa.int32())])]) == made
+
+
+@pytest.mark.parametrize(
+    ("sql", "choice"),
+    [
+        ("SELECT * FROM t", True),
+        ("SELECT t.v FROM t", True),
+        ("SELECT w AS v FROM (SELECT v AS w FROM t)", True),
+        ("SELECT CASE WHEN v IS NULL THEN NULL ELSE v END AS v FROM t", True),
+        ("SELECT max(v) AS v FROM t", True),
+        ("SELECT v FROM t UNION ALL SELECT w FROM t", True),
+        ("SELECT v::JSON AS v FROM t", True),
+        ("SELECT to_json(r) AS v FROM t", False),
+        ("SELECT r::JSON AS v FROM t", False),
+        ("SELECT json_extract(v, '$') AS v FROM t", False),
+        ("SELECT v FROM t UNION ALL SELECT to_json(r) FROM t", False),
+        ("SELECT COALESCE(v, to_json(r)) AS v FROM t", False),
+        ("SELECT v FROM (SELECT to_json(r) AS v FROM t)", False),
+    ],
+)
+def test_a_json_result_is_a_choice_only_when_it_passes_choices_through(
+    connection: duckdb.DuckDBPyConnection, sql: str, choice: bool
+) -> None:
+    """A JSON result column "v" is a CHOICE when the query passes CHOICE columns' values
+    through unchanged (a column, an alias, CASE, MAX, a UNION's sides), else text."""
+    inputs = pa.schema([_choice_field("v", "int"), _choice_field("w", "string"), ("r", pa.int8())])
+    result = pa.schema([("v", pa.string())])
+    out = result_schema(result, ["JSON"], [inputs], passed_columns(connection, sql))
+    assert (NIFI_TYPE_KEY in (out.field(0).metadata or {})) is choice
 
 
 @pytest.fixture(scope="module")

@@ -456,6 +456,28 @@ def test_sql_result_the_writer_refuses_fails_with_the_writers_error(
     assert "open result" not in caplog.text
 
 
+def test_sql_join_keeps_a_repeated_choice_column_and_writes_made_json_as_text() -> None:
+    """A CHOICE column selected from both sides is a CHOICE under both names (v, v0); JSON the
+    query makes beside them (to_json) is its text."""
+    runner = csv_runner(
+        join_strategy="SQL",
+        sql="SELECT original.v, enrichment.v, to_json(enrichment) AS j FROM original "
+        "JOIN enrichment ON original.id = enrichment.id ORDER BY original.id",
+    )
+    runner.add_service(JsonRecordSetWriter("json", output_grouping="output-oneline"))
+    runner.set_property("Record Writer", "json")
+    runner.add_service(CSVReader("inferring", treat_first_line_as_header="true"))
+    runner.set_property("Original Record Reader", "inferring")
+    runner.set_property("Enrichment Record Reader", "inferring")
+    runner.enqueue(b"id,v\n5,1\n6,abc\n", ORIGINAL)
+    runner.enqueue(b"id,v\n5,x\n6,2\n", ENRICHMENT)
+    runner.run()
+    runner.flowfiles_for("joined")[0].assert_content_equals(
+        '{"v":1,"v0":"x","j":"{\\"id\\":5,\\"v\\":\\"x\\"}"}\n'
+        '{"v":"abc","v0":2,"j":"{\\"id\\":6,\\"v\\":2}"}'
+    )
+
+
 def test_sql_join_keeps_a_choice_and_divides_integers_as_calcite() -> None:
     """The SQL join writes a CHOICE column (CSV: INT and STRING) as its values and divides
     INT columns as integers, as QueryRecord does."""

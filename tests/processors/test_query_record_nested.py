@@ -391,3 +391,48 @@ def test_a_choice_compared_with_text_fails_saying_how_to_compare_it(
     assert "v->>'$' = 'abc'" in caplog.text
     runner = query(MIXED, rel="SELECT name FROM FLOWFILE WHERE v->>'$' = 'abc'")
     runner.flowfiles_for("rel")[0].assert_content_equals('"name"\n"y"\n')
+
+
+#: JSON input where only the unrelated "v" is a CHOICE (int in one record, string in another).
+MIXED_V = b'[{"v": 1, "r": {"a": 1}}, {"v": "x", "r": {"a": 2}}]'
+
+#: JSON a query makes (not a CHOICE passed through), each way DuckDB makes it.
+MADE_JSON = {
+    "to_json": "SELECT to_json(r) AS j FROM FLOWFILE",
+    "cast": "SELECT r::JSON AS j FROM FLOWFILE",
+    "extract": "SELECT json_extract(to_json(r), '$') AS j FROM FLOWFILE",
+    "named_as_choice": "SELECT to_json(r) AS v FROM FLOWFILE",
+}
+
+
+def test_json_the_query_makes_is_text_beside_an_unrelated_choice() -> None:
+    """to_json, ::JSON and json_extract over input with an unrelated CHOICE field are text
+    (as over input without one), not a CHOICE; a CHOICE aliased or COALESCEd stays one."""
+    runner = query(
+        MIXED_V,
+        reader=JsonTreeReader("reader"),
+        writer=JsonRecordSetWriter("writer", output_grouping="output-oneline"),
+        **MADE_JSON,
+        passed="SELECT v AS w, COALESCE(v, v) AS c FROM FLOWFILE",
+    )
+    runner.assert_transfer_count("failure", 0)
+    for name in ("to_json", "cast", "extract"):
+        runner.flowfiles_for(name)[0].assert_content_equals(
+            '{"j":"{\\"a\\":1}"}\n{"j":"{\\"a\\":2}"}'
+        )
+    runner.flowfiles_for("named_as_choice")[0].assert_content_equals(
+        '{"v":"{\\"a\\":1}"}\n{"v":"{\\"a\\":2}"}'
+    )
+    runner.flowfiles_for("passed")[0].assert_content_equals('{"w":1,"c":1}\n{"w":"x","c":"x"}')
+
+
+def test_json_the_query_makes_beside_a_choice_is_an_avro_string() -> None:
+    """The Avro writer writes JSON a query made over input with a CHOICE field as a string
+    (the FlowFile does not fail for a CHOICE the text fits none of)."""
+    runner = query(
+        MIXED_V, reader=JsonTreeReader("reader"), writer=AvroRecordSetWriter("writer"), **MADE_JSON
+    )
+    runner.assert_transfer_count("failure", 0)
+    for name in MADE_JSON:
+        avro = fastavro.reader(io.BytesIO(runner.flowfiles_for(name)[0].content))
+        assert [list(r.values()) for r in avro] == [['{"a":1}'], ['{"a":2}']]
