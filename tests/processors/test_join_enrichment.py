@@ -452,7 +452,7 @@ def test_sql_result_the_writer_refuses_fails_with_the_writers_error(
     runner.enqueue(b"id,name\n5,John\n", ENRICHMENT)
     runner.run()
     runner.assert_all_flowfiles_transferred("failure", 2)
-    assert "Failed to parse string: 'abc' as a scalar of type int32" in caplog.text
+    assert "NiFi does not convert 'abc' to the writer's type INT" in caplog.text
     assert "open result" not in caplog.text
 
 
