@@ -38,6 +38,7 @@ from flowcore.session.process_session import ProcessSession
 from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR
 from processors.sql import execute_base as base
 from processors.sql import query_base as q
+from processors.sql import query_properties as qp
 
 __all__ = ["FetchSettings", "GenerateTableFetch", "Page", "select_statement"]
 
@@ -124,14 +125,14 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
 
     property_descriptors: ClassVar = (
         base.DBCP_SERVICE,
-        q.DB_TYPE,
-        q.TABLE_NAME,
-        q.COLUMN_NAMES,
-        q.MAX_VALUE_COLUMN_NAMES,
-        q.QUERY_TIMEOUT,
+        qp.DB_TYPE,
+        qp.TABLE_NAME,
+        qp.COLUMN_NAMES,
+        qp.MAX_VALUE_COLUMN_NAMES,
+        qp.QUERY_TIMEOUT,
         PARTITION_SIZE,
         COLUMN_FOR_VALUE_PARTITIONING,
-        q.WHERE_CLAUSE,
+        qp.WHERE_CLAUSE,
         CUSTOM_ORDERBY_COLUMN,
         OUTPUT_EMPTY_FLOWFILE_ON_ZERO_RESULTS,
     )
@@ -221,14 +222,14 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
             )
             raise ProcessException(msg)
         return FetchSettings(
-            table=value(q.TABLE_NAME) or "",
-            columns=value(q.COLUMN_NAMES),
-            max_columns=q._columns(value(q.MAX_VALUE_COLUMN_NAMES)),
-            where=value(q.WHERE_CLAUSE),
+            table=value(qp.TABLE_NAME) or "",
+            columns=value(qp.COLUMN_NAMES),
+            max_columns=qp._columns(value(qp.MAX_VALUE_COLUMN_NAMES)),
+            where=value(qp.WHERE_CLAUSE),
             order=value(CUSTOM_ORDERBY_COLUMN) or "",
             size=int(value(PARTITION_SIZE) or 0),
             partition_column=partition_column,
-            db_type=context.get_property(q.DB_TYPE).value or "Generic",
+            db_type=context.get_property(qp.DB_TYPE).value or "Generic",
             empty=bool(context.get_property(OUTPUT_EMPTY_FLOWFILE_ON_ZERO_RESULTS).as_boolean()),
         )
 
@@ -263,11 +264,11 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         new_state = dict(state)
         uppers: dict[str, str] = {}
         numeric: dict[str, bool] = {}
-        zoned: list[str] = []  # timestamptz columns: their maxima are UTC times (q._text)
+        zoned: list[str] = []  # timestamptz columns: their maxima are UTC times (qp._text)
         for column, value in zip(max_columns, row[1:] if row else (), strict=False):
             if value is not None:
-                new_state[q.state_key(table, column)] = q._text(value)
-                uppers[column] = q._text(value)
+                new_state[qp.state_key(table, column)] = qp._text(value)
+                uppers[column] = qp._text(value)
                 numeric[column] = _is_number(value)
                 if isinstance(value, datetime.datetime) and value.tzinfo is not None:
                     zoned.append(column)
@@ -366,8 +367,8 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         zoned = set(item.payload.get("zoned") or ())
 
         def literal(column: str, value: str) -> str:
-            if column in zoned:  # a UTC time, whatever the session's zone (q.bound_param)
-                value = q.bound_param(value, "postgresql")
+            if column in zoned:  # a UTC time, whatever the session's zone (qp.bound_param)
+                value = qp.bound_param(value, "postgresql")
             return _literal(value, numeric.get(column), settings.db_type)
 
         # NiFi's order: the lower bounds, the Additional WHERE clause, then the upper bounds.

@@ -17,8 +17,6 @@ Rows inserted later with a value at or below a committed maximum are not read (a
 from __future__ import annotations
 
 import contextvars
-import datetime
-import re
 import time
 import uuid
 from collections.abc import Mapping
@@ -29,11 +27,10 @@ import attrs
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import SourceProcessor, WorkItem, WorkListing
 from flowcore.processor.relationship import Relationship
-from flowcore.properties import AllowableValue, ExpressionLanguageScope, PropertyDescriptor
+from flowcore.properties import ExpressionLanguageScope, PropertyDescriptor
 from flowcore.session.process_session import ProcessSession
-from flowcore.validators import NON_NEGATIVE_INTEGER_VALIDATOR, TIME_PERIOD_VALIDATOR
 from processors.sql import execute_base as base
-from processors.sql.database_types import database_type_descriptor
+from processors.sql import query_properties as qp
 from processors.sql.execute_base import fetch_batches
 from processors.sql.isolation import TRANS_ISOLATION_LEVEL, isolated, isolation_of
 from processors.sql.pg_reads import Streamed as _Streamed
@@ -46,130 +43,12 @@ __all__ = [
     "TRANS_ISOLATION_LEVEL",
     "AbstractQueryDatabaseTable",
     "ReadSettings",
-    "state_key",
 ]
 
-_ENV = ExpressionLanguageScope.ENVIRONMENT
-NAMESPACE_DELIMITER = "@!@"
-INITIAL_MAX_VALUE_PROP_START = "initial.maxvalue."
 RESULT_TABLENAME = "tablename"
 RESULT_ROW_COUNT = "querydbtable.row.count"
 
 REL_SUCCESS = Relationship("success", "Successfully created FlowFile from SQL query result set.")
-
-DB_TYPE = database_type_descriptor(
-    "Database Type for generating statements specific to a particular service or vendor "
-    "(flowcore's statements are the same for all).",
-    "db-fetch-db-type",
-)
-TABLE_NAME = PropertyDescriptor(
-    "Table Name",
-    description="The name of the database table to be queried. When a custom query is used, "
-    "this property is used to alias the query and appears as an attribute on the FlowFile.",
-    required=True,
-    el_scope=_ENV,
-)
-COLUMN_NAMES = PropertyDescriptor(
-    "Columns to Return",
-    description="A comma-separated list of column names to be used in the query. If no "
-    "column names are supplied, all columns in the specified table will be returned.",
-    el_scope=_ENV,
-)
-WHERE_CLAUSE = PropertyDescriptor(
-    "Additional WHERE clause",
-    description="A custom clause to be added in the WHERE condition when building SQL queries.",
-    el_scope=_ENV,
-    aliases=("db-fetch-where-clause", "Additional WHERE Clause"),  # NiFi 2.7's name
-)
-SQL_QUERY = PropertyDescriptor(
-    "Custom Query",
-    description="A custom SQL query used to retrieve data. Instead of building a SQL query "
-    "from other properties, this query will be wrapped as a sub-query.",
-    el_scope=_ENV,
-    aliases=("db-fetch-sql-query",),
-)
-MAX_VALUE_COLUMN_NAMES = PropertyDescriptor(
-    "Maximum-value Columns",
-    description="A comma-separated list of column names. The processor will keep track of "
-    "the maximum value for each column that has been returned since the processor started "
-    "running.",
-    el_scope=_ENV,
-)
-INITIAL_LOAD_STRATEGY = PropertyDescriptor(
-    "Initial Load Strategy",
-    description="How to handle existing rows in the database table when the processor is "
-    "started for the first time (or its state has been cleared).",
-    default="Start at Beginning",
-    aliases=("initial-load-strategy",),
-    required=True,
-    allowable_values=(
-        AllowableValue(
-            "Start at Beginning",
-            "Start at Beginning",
-            "Loads all existing rows from the database table.",
-        ),
-        AllowableValue(
-            "Start at Current Maximum Values",
-            "Start at Current Maximum Values",
-            "Loads only the newly inserted or updated rows based on the maximum "
-            "value(s) of the column(s) configured in the 'Maximum-value Columns' "
-            "property.",
-        ),
-    ),
-)
-QUERY_TIMEOUT = PropertyDescriptor(
-    "Max Wait Time",
-    description="The maximum amount of time allowed for a running SQL select query, zero "
-    "means there is no limit.",
-    default="0 seconds",
-    required=True,
-    validators=(TIME_PERIOD_VALIDATOR,),
-    el_scope=_ENV,
-)
-FETCH_SIZE = PropertyDescriptor(
-    "Fetch Size",
-    description="The number of result rows to be fetched from the result set at a time.",
-    default="0",
-    required=True,
-    validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
-    el_scope=_ENV,
-)
-AUTO_COMMIT = PropertyDescriptor(
-    "Set Auto Commit",
-    description="Allows enabling or disabling the auto commit functionality of the DB connection.",
-    allowable_values=("true", "false"),
-    el_scope=_ENV,
-)
-MAX_ROWS_PER_FLOW_FILE = PropertyDescriptor(
-    "Max Rows Per Flow File",
-    description="The maximum number of result rows that will be included in a single "
-    "FlowFile. If the value specified is zero, then all rows are returned in a single FlowFile.",
-    default="0",
-    required=True,
-    validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
-    el_scope=_ENV,
-    aliases=("qdbt-max-rows", "Max Rows Per FlowFile"),
-)
-OUTPUT_BATCH_SIZE = PropertyDescriptor(
-    "Output Batch Size",
-    description="The number of output FlowFiles to queue before committing the process "
-    "session (flowcore commits them with the listing state in any case).",
-    default="0",
-    required=True,
-    validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
-    el_scope=_ENV,
-    aliases=("qdbt-output-batch-size",),
-)
-MAX_FRAGMENTS = PropertyDescriptor(
-    "Maximum Number of Fragments",
-    description="The maximum number of fragments. If the value specified is zero, then all "
-    "fragments are returned.",
-    default="0",
-    required=True,
-    validators=(NON_NEGATIVE_INTEGER_VALIDATOR,),
-    el_scope=_ENV,
-    aliases=("qdbt-max-frags",),
-)
 
 #: PostgreSQL type OIDs whose binary results psycopg loads into the values their text gives
 #: (bool, bytea, name, int8, int2, int4, text, oid, json, float8, inet, int4[], text[], bpchar,
@@ -194,51 +73,8 @@ _LISTING_TIMEOUT: contextvars.ContextVar[int] = contextvars.ContextVar(
 def _max_wait(context: ProcessContext) -> int:
     """Max Wait Time in whole seconds (environment scope; 0: no limit)."""
     return base.timeout_seconds(
-        context.get_property(QUERY_TIMEOUT).evaluate_attribute_expressions()
+        context.get_property(qp.QUERY_TIMEOUT).evaluate_attribute_expressions()
     )
-
-
-def state_key(table: str, column: str) -> str:
-    """NiFi's state key for a column's maximum: ``<table>@!@<column>``, lower case."""
-    return f"{table.lower()}{NAMESPACE_DELIMITER}{column.lower()}"
-
-
-def _columns(text: str | None) -> list[str]:
-    return [c.strip() for c in (text or "").split(",") if c.strip()]
-
-
-def _text(value: Any) -> str:
-    """A maximum as NiFi keeps it: a timestamp as Java's ``Timestamp.toString`` writes it.
-
-    NiFi's getMaxValueFromRow reads TIMESTAMP and TIMESTAMP_WITH_TIMEZONE alike with
-    ``getTimestamp``: an instant, written in the JVM's zone with no offset. flowcore's zone is
-    UTC, so a timestamptz maximum is its UTC time (``2026-01-01 06:00:00.0``), which
-    :func:`bound_param` gives PostgreSQL as UTC whatever the session's time zone.
-    """
-    if isinstance(value, datetime.datetime):
-        if value.tzinfo is not None:
-            value = value.astimezone(datetime.UTC).replace(tzinfo=None)
-        fraction = f"{value.microsecond:06d}".rstrip("0") or "0"
-        return f"{value:%Y-%m-%d %H:%M:%S}.{fraction}"
-    return str(value)
-
-
-#: A maximum in Java's Timestamp.toString form (no offset): :func:`_text`'s.
-_JAVA_TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}(\.\d{1,9})?")
-
-
-def bound_param(value: str, dialect: str) -> str:
-    """A kept maximum as the parameter bounding its column on *dialect*.
-
-    On PostgreSQL a timestamp in Java's form gets ``+00``: a timestamptz column takes it as
-    the UTC time :func:`_text` wrote, not as the session's local time, and a timestamp
-    column ignores the offset (PostgreSQL drops a zone given for ``timestamp without time
-    zone``). State written before, in PostgreSQL's text with its offset
-    (``2026-01-01 01:00:00-05:00``), is taken as it is: right in any session zone too.
-    """
-    if dialect == "postgresql" and _JAVA_TIMESTAMP.fullmatch(value):
-        return value + "+00"
-    return value
 
 
 @attrs.frozen
@@ -283,19 +119,19 @@ class AbstractQueryDatabaseTable(SourceProcessor):
 
     def dynamic_descriptor(self, name: str) -> PropertyDescriptor:
         """``initial.maxvalue.<column>``: a column's maximum before any state exists."""
-        return PropertyDescriptor(name, el_scope=_ENV, dynamic=True)
+        return PropertyDescriptor(name, el_scope=ExpressionLanguageScope.ENVIRONMENT, dynamic=True)
 
     def custom_validate(self, values: Mapping[str, str | None]) -> list[Any]:
         """NiFi's check: Start at Current Maximum Values needs Maximum-value Columns."""
         from flowcore.validators import ValidationResult  # noqa: PLC0415
 
-        strategy = values.get(INITIAL_LOAD_STRATEGY.name) or INITIAL_LOAD_STRATEGY.default
+        strategy = values.get(qp.INITIAL_LOAD_STRATEGY.name) or qp.INITIAL_LOAD_STRATEGY.default
         if strategy == "Start at Current Maximum Values" and not values.get(
-            MAX_VALUE_COLUMN_NAMES.name
+            qp.MAX_VALUE_COLUMN_NAMES.name
         ):
             return [
                 ValidationResult(
-                    INITIAL_LOAD_STRATEGY.display_name,
+                    qp.INITIAL_LOAD_STRATEGY.display_name,
                     "Start at Current Maximum Values",
                     False,
                     "'Start at Current Maximum Values' strategy can only be used "
@@ -319,18 +155,18 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         def number(descriptor: PropertyDescriptor) -> int:
             return int(value(descriptor) or 0)
 
-        table = value(TABLE_NAME) or ""
-        custom = value(SQL_QUERY)
+        table = value(qp.TABLE_NAME) or ""
+        custom = value(qp.SQL_QUERY)
         return ReadSettings(
             table=table,
             source=f"({custom}) AS {table}" if custom else table,
-            columns=value(COLUMN_NAMES) or "*",
-            max_columns=_columns(value(MAX_VALUE_COLUMN_NAMES)),
-            where=value(WHERE_CLAUSE),
-            max_rows=number(MAX_ROWS_PER_FLOW_FILE),
-            max_fragments=number(MAX_FRAGMENTS),
-            output_batch=number(OUTPUT_BATCH_SIZE),
-            fetch=number(FETCH_SIZE),
+            columns=value(qp.COLUMN_NAMES) or "*",
+            max_columns=qp._columns(value(qp.MAX_VALUE_COLUMN_NAMES)),
+            where=value(qp.WHERE_CLAUSE),
+            max_rows=number(qp.MAX_ROWS_PER_FLOW_FILE),
+            max_fragments=number(qp.MAX_FRAGMENTS),
+            output_batch=number(qp.OUTPUT_BATCH_SIZE),
+            fetch=number(qp.FETCH_SIZE),
             isolation=isolation_of(self, context),
         )
 
@@ -379,10 +215,10 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         """
         lower: dict[str, str] = {}
         dynamic = context.dynamic_properties
-        raw_table = context.get_property(TABLE_NAME).value or ""
+        raw_table = context.get_property(qp.TABLE_NAME).value or ""
         static_table = "${" not in raw_table
         for column in max_columns:
-            key = state_key(table, column)
+            key = qp.state_key(table, column)
             if key in state:
                 lower[column] = state[key]
                 continue
@@ -390,7 +226,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
                 (
                     k
                     for k in dynamic
-                    if k.lower() == f"{INITIAL_MAX_VALUE_PROP_START}{column}".lower()
+                    if k.lower() == f"{qp.INITIAL_MAX_VALUE_PROP_START}{column}".lower()
                 ),
                 None,
             )
@@ -416,7 +252,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         if not params:
             return sql, None
         dialect = pool.engine().dialect
-        params = [bound_param(p, dialect.name) for p in params]
+        params = [qp.bound_param(p, dialect.name) for p in params]
         return to_paramstyle(sql, dialect.paramstyle), named_args(params, dialect.paramstyle)
 
     @classmethod
@@ -500,7 +336,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         except ConfigurationError:
             raise
         except Exception as error:  # the database's: unreachable, refused, no such table
-            table = context.get_property(TABLE_NAME).evaluate_attribute_expressions().value
+            table = context.get_property(qp.TABLE_NAME).evaluate_attribute_expressions().value
             service = context.get_property(base.DBCP_SERVICE).value or ""
             context.logger.error(
                 "Unable to list new rows of %s: %s; %s",
@@ -520,11 +356,13 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         max_columns = list(settings.max_columns)
         if not max_columns:
             # No position to keep: the table is read once until the state is cleared.
-            if state.get(f"{table.lower()}{NAMESPACE_DELIMITER}") == "read":
+            if state.get(f"{table.lower()}{qp.NAMESPACE_DELIMITER}") == "read":
                 return WorkListing((), state)
             payload = {"lower": {}, "upper": None, "settings": settings}
             item = WorkItem(key=f"{table}@full", payload=payload)
-            return WorkListing((item,), {**state, f"{table.lower()}{NAMESPACE_DELIMITER}": "read"})
+            return WorkListing(
+                (item,), {**state, f"{table.lower()}{qp.NAMESPACE_DELIMITER}": "read"}
+            )
         pool = context.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
         lower = self._lower(context, state, table, max_columns)
         where, params = self._where(max_columns, lower, None, settings.where)
@@ -548,14 +386,14 @@ class AbstractQueryDatabaseTable(SourceProcessor):
         new_state = dict(state)
         for column, value in zip(max_columns, row, strict=True):
             if value is not None:
-                new_state[state_key(table, column)] = _text(value)
-        first_time = state_key(table, max_columns[0]) not in state and not lower
-        if first_time and context.get_property(INITIAL_LOAD_STRATEGY).value == (
+                new_state[qp.state_key(table, column)] = qp._text(value)
+        first_time = qp.state_key(table, max_columns[0]) not in state and not lower
+        if first_time and context.get_property(qp.INITIAL_LOAD_STRATEGY).value == (
             "Start at Current Maximum Values"
         ):
             return WorkListing((), new_state)
-        upper = _text(row[0])
-        maxima = {c: _text(v) for c, v in zip(max_columns, row, strict=True) if v is not None}
+        upper = qp._text(row[0])
+        maxima = {c: qp._text(v) for c, v in zip(max_columns, row, strict=True) if v is not None}
         key = f"{table}@{max_columns[0]}:{lower.get(max_columns[0], '')}..{upper}"
         payload = {"lower": lower, "upper": upper, "maxima": maxima, "settings": settings}
         return WorkListing((WorkItem(key=key, payload=payload),), new_state)
@@ -728,7 +566,7 @@ class AbstractQueryDatabaseTable(SourceProcessor):
 
 def _autocommit(context: ProcessContext) -> bool:
     """NiFi's Set Auto Commit: unset leaves the driver's default, which JDBC's is (true)."""
-    return context.get_property(AUTO_COMMIT).value != "false"
+    return context.get_property(qp.AUTO_COMMIT).value != "false"
 
 
 def _binary_same(description: Any) -> bool:

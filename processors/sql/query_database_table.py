@@ -8,6 +8,7 @@ from flowcore.processor.context import ProcessContext
 from flowcore.session.process_session import ProcessSession
 from processors.sql import execute_base as base
 from processors.sql import query_base as q
+from processors.sql import query_properties as qp
 from processors.sql.execute_sql import (
     DEFAULT_PRECISION,
     DEFAULT_SCALE,
@@ -31,19 +32,19 @@ class QueryDatabaseTable(q.AbstractQueryDatabaseTable):
 
     property_descriptors: ClassVar = (
         base.DBCP_SERVICE,
-        q.DB_TYPE,
-        q.TABLE_NAME,
-        q.COLUMN_NAMES,
-        q.WHERE_CLAUSE,
-        q.SQL_QUERY,
-        q.MAX_VALUE_COLUMN_NAMES,
-        q.INITIAL_LOAD_STRATEGY,
-        q.QUERY_TIMEOUT,
-        q.FETCH_SIZE,
-        q.AUTO_COMMIT,
-        q.MAX_ROWS_PER_FLOW_FILE,
-        q.OUTPUT_BATCH_SIZE,
-        q.MAX_FRAGMENTS,
+        qp.DB_TYPE,
+        qp.TABLE_NAME,
+        qp.COLUMN_NAMES,
+        qp.WHERE_CLAUSE,
+        qp.SQL_QUERY,
+        qp.MAX_VALUE_COLUMN_NAMES,
+        qp.INITIAL_LOAD_STRATEGY,
+        qp.QUERY_TIMEOUT,
+        qp.FETCH_SIZE,
+        qp.AUTO_COMMIT,
+        qp.MAX_ROWS_PER_FLOW_FILE,
+        qp.OUTPUT_BATCH_SIZE,
+        qp.MAX_FRAGMENTS,
         NORMALIZE_NAMES,
         q.TRANS_ISOLATION_LEVEL,
         USE_AVRO_LOGICAL_TYPES,

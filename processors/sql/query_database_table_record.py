@@ -9,6 +9,7 @@ from flowcore.properties import PropertyDescriptor
 from flowcore.session.process_session import ProcessSession
 from processors.sql import execute_base as base
 from processors.sql import query_base as q
+from processors.sql import query_properties as qp
 from processors.sql.execute_sql import DEFAULT_PRECISION, DEFAULT_SCALE, USE_AVRO_LOGICAL_TYPES
 from processors.sql.execute_sql_record import RecordResults
 
@@ -40,20 +41,20 @@ class QueryDatabaseTableRecord(q.AbstractQueryDatabaseTable):
 
     property_descriptors: ClassVar = (
         base.DBCP_SERVICE,
-        q.DB_TYPE,
-        q.TABLE_NAME,
-        q.COLUMN_NAMES,
-        q.WHERE_CLAUSE,
-        q.SQL_QUERY,
+        qp.DB_TYPE,
+        qp.TABLE_NAME,
+        qp.COLUMN_NAMES,
+        qp.WHERE_CLAUSE,
+        qp.SQL_QUERY,
         RECORD_WRITER,
-        q.MAX_VALUE_COLUMN_NAMES,
-        q.INITIAL_LOAD_STRATEGY,
-        q.QUERY_TIMEOUT,
-        q.FETCH_SIZE,
-        q.AUTO_COMMIT,
-        q.MAX_ROWS_PER_FLOW_FILE,
-        q.OUTPUT_BATCH_SIZE,
-        q.MAX_FRAGMENTS,
+        qp.MAX_VALUE_COLUMN_NAMES,
+        qp.INITIAL_LOAD_STRATEGY,
+        qp.QUERY_TIMEOUT,
+        qp.FETCH_SIZE,
+        qp.AUTO_COMMIT,
+        qp.MAX_ROWS_PER_FLOW_FILE,
+        qp.OUTPUT_BATCH_SIZE,
+        qp.MAX_FRAGMENTS,
         NORMALIZE,
         USE_AVRO_LOGICAL_TYPES,
         DEFAULT_PRECISION,
