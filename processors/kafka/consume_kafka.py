@@ -23,20 +23,25 @@ import functools
 import re
 import time
 from collections.abc import Mapping, Sequence
-from operator import itemgetter
 from typing import Any, ClassVar
 
 import numpy as np
 
 from flowcore.errors import ProcessException
 from flowcore.flowfile_batch import BatchMaker, FlowFileBatch
-from flowcore.flowfile_batch.columns import Column, IntColumn, column_of
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
 from flowcore.processor.relationship import Relationship
 from flowcore.properties import PropertyDescriptor
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
+from processors.kafka._consume_flowfiles import (
+    attribute_columns,
+    demarcated_batch,
+    demarcated_runs,
+    groups_messages,
+    message_attributes,
+)
 from processors.kafka._consume_listing import (
     commit_to_group,
     list_ranges,
@@ -83,7 +88,6 @@ from processors.kafka.connection_service import (
 
 __all__ = ["ConsumeKafka"]
 
-_second = itemgetter(1)  # a message's timestamp() is (type, milliseconds)
 #: Warnings a ConsumeKafka copy remembers having said (:meth:`ConsumeKafka._warn_once`).
 _WARNED_MAX = 1024
 
@@ -381,7 +385,7 @@ class ConsumeKafka(SourceProcessor):
         """
         strategy = self.strategy(context)
         demarcated = strategy == "DEMARCATOR"
-        if strategy == "RECORD" or (demarcated and self._groups_messages(context)):
+        if strategy == "RECORD" or (demarcated and groups_messages(context)):
             return None
         service = connection_for(self, context, maker.controller_service)
         made: list[tuple[str, FlowFileBatch]] = []
@@ -392,7 +396,7 @@ class ConsumeKafka(SourceProcessor):
             if not read:
                 continue
             if demarcated:
-                batch = self._demarcated_batch(context, maker, read)
+                batch = demarcated_batch(context, maker, read)
             else:
                 values = list(map(type(read[0]).value, read))
                 if None in values:  # a tombstone: no content
@@ -401,83 +405,11 @@ class ConsumeKafka(SourceProcessor):
                 else:
                     sizes = np.fromiter(map(len, values), np.int64, len(values))
                     claim = maker.write(b"".join(values))
-                shared, columns = self._columns(context, read, values)
+                shared, columns = attribute_columns(context, self.configured, read, values)
                 batch = maker.create_spans(claim, sizes, shared).with_columns(columns)
             maker.report_receive(batch, f"{service.transit_uri_base}/{item.payload['topic']}")
             made.append((SUCCESS.name, batch))
         return made
-
-    def _groups_messages(self, context: ProcessContext) -> bool:
-        """Whether DEMARCATOR splits a range by key (Separate By Key) or by header values."""
-        by_key = context.get_property(SEPARATE_BY_KEY).as_boolean()
-        return bool(by_key or context.get_property(HEADER_NAME_PATTERN).value)
-
-    def _demarcated_batch(
-        self, context: ProcessContext, maker: BatchMaker, messages: Sequence[Any]
-    ) -> FlowFileBatch:
-        """A range's messages joined by the demarcator: a batch of one FlowFile.
-
-        Its attributes are those :meth:`_demarcated` gives a run with no key or header.
-        """
-        demarcator = (context.get_property(MESSAGE_DEMARCATOR).value or "").encode()
-        value = type(messages[0]).value
-        content = demarcator.join(v or b"" for v in map(value, messages))
-        claim = maker.write(content)
-        sizes = np.array([len(content)], np.int64)
-        return maker.create_spans(claim, sizes, _demarcated_attributes(messages))
-
-    def _columns(
-        self, context: ProcessContext, messages: Sequence[Any], values: Sequence[bytes | None]
-    ) -> tuple[dict[str, str], dict[str, Column]]:
-        """A range's attributes (``_attributes`` of each message) as shared values and columns.
-
-        Topic and partition are one value for a range; offsets and timestamps are integer
-        columns made at once; keys, tombstones and selected headers are columns only when
-        some message has them.
-        """
-        first = messages[0]
-        shared = {
-            "kafka.topic": first.topic(),
-            "kafka.partition": str(first.partition()),
-            "kafka.consumer.offsets.committed": self._committed(context),
-        }
-        count = len(messages)
-        message = type(first)  # its methods, mapped over the range: no Python frame a message
-        offsets = np.fromiter(map(message.offset, messages), np.int64, count)
-        stamps = np.fromiter(map(_second, map(message.timestamp, messages)), np.int64, count)
-        found_headers = list(map(message.headers, messages))
-        if found_headers.count(None) == count:
-            headers = np.zeros(count, np.int64)
-        else:
-            headers = np.fromiter((len(h or ()) for h in found_headers), np.int64, count)
-        columns: dict[str, Column] = {}
-        for name, numbers in (
-            ("kafka.offset", offsets),
-            ("kafka.timestamp", stamps),
-            ("kafka.header.count", headers),
-        ):
-            if (numbers == numbers[0]).all():  # one value for all: shared, as a session's
-                shared[name] = str(int(numbers[0]))
-            else:
-                columns[name] = IntColumn(numbers)
-        if None in values:
-            columns["kafka.tombstone"] = column_of(["true" if v is None else None for v in values])
-        raw_keys = list(map(message.key, messages))
-        encoding = self._key_encoding(context)
-        if raw_keys.count(None) < count and encoding != "do-not-add":
-            columns["kafka.key"] = column_of([_key_attribute(encoding, k) for k in raw_keys])
-        if context.get_property(HEADER_NAME_PATTERN).value:
-            rows = [self._headers(context, m) for m in messages]
-            for name in dict.fromkeys(n for row in rows for n in row):
-                columns[name] = column_of([row.get(name) for row in rows])
-        for name, column in list(columns.items()):  # one value for all: shared, as a session's
-            if isinstance(column, IntColumn):
-                continue
-            found = column.values()
-            if found[0] is not None and found.count(found[0]) == count:
-                shared[name] = found[0]
-                del columns[name]
-        return shared, columns
 
     def _read(
         self,
@@ -492,7 +424,7 @@ class ConsumeKafka(SourceProcessor):
         strategy = self.strategy(context)
         size = sum(len(m.key() or b"") + len(m.value() or b"") for m in messages)
         if strategy == "DEMARCATOR":
-            self._demarcated(context, session, messages, transit)
+            demarcated_runs(context, self.configured, session, messages, transit)
             return size
         if strategy == "RECORD":
             options = self._record_options(context, session)
@@ -501,7 +433,9 @@ class ConsumeKafka(SourceProcessor):
         for message in messages:
             flowfile = session.create()
             flowfile = session.write(flowfile, message.value() or b"")
-            flowfile = session.put_all_attributes(flowfile, self._attributes(context, message))
+            flowfile = session.put_all_attributes(
+                flowfile, message_attributes(context, self.configured, message)
+            )
             session.provenance.receive(flowfile, transit)
             session.transfer(flowfile, SUCCESS)
         return size
@@ -587,110 +521,8 @@ class ConsumeKafka(SourceProcessor):
             key_reader=service(KEY_RECORD_READER),
             header_pattern=re.compile(pattern) if pattern else None,
             header_encoding=context.get_property(HEADER_ENCODING).value or "UTF-8",
-            attributes=lambda message: self._attributes(context, message),
+            attributes=lambda message: message_attributes(context, self.configured, message),
         )
-
-    def _attributes(self, context: ProcessContext, message: Any) -> dict[str, str]:
-        attributes = {
-            "kafka.topic": message.topic(),
-            "kafka.partition": str(message.partition()),
-            "kafka.offset": str(message.offset()),
-            "kafka.consumer.offsets.committed": self._committed(context),
-            "kafka.timestamp": str(message.timestamp()[1]),
-            "kafka.header.count": str(len(message.headers() or ())),
-        }
-        if message.value() is None:
-            attributes["kafka.tombstone"] = "true"
-        key = _key_attribute(self._key_encoding(context), message.key())
-        if key is not None:
-            attributes["kafka.key"] = key
-        attributes.update(self._headers(context, message))
-        return attributes
-
-    def _committed(self, context: ProcessContext) -> str:
-        """``kafka.consumer.offsets.committed``: Commit Offsets, as NiFi 2's KafkaUtils writes it.
-
-        The flow's own offsets are committed with its FlowFiles either way (module doc).
-        """
-        return "true" if context.get_property(COMMIT_OFFSETS).as_boolean() else "false"
-
-    def _key_encoding(self, context: ProcessContext) -> str | None:
-        """Key Attribute Encoding; ``HEX`` (upper case) for a NiFi 1.x flow's processor.
-
-        NiFi 2 writes hex keys with ``HexFormat`` (lower case); NiFi 1.x's ConsumeKafka_2_6
-        with ``DatatypeConverter.printHexBinary`` (upper case). A processor with its own
-        brokers and no Kafka Connection Service came from a 1.x flow.
-        """
-        encoding = context.get_property(KEY_ATTRIBUTE_ENCODING).value
-        configured = self.configured
-        legacy = not configured.get(KAFKA_CONNECTION_SERVICE.name) and configured.get(
-            "bootstrap.servers"
-        )
-        return "HEX" if encoding == "hex" and legacy else encoding
-
-    def _headers(self, context: ProcessContext, message: Any) -> dict[str, str]:
-        pattern = context.get_property(HEADER_NAME_PATTERN).value
-        if not pattern or not message.headers():
-            return {}
-        encoding = context.get_property(HEADER_ENCODING).value or "UTF-8"
-        regex = re.compile(pattern)
-        return {
-            name: (value or b"").decode(encoding, "replace")
-            for name, value in message.headers()
-            if regex.fullmatch(name)
-        }
-
-    def _demarcated(
-        self, context: ProcessContext, session: ProcessSession, messages: list[Any], transit: str
-    ) -> None:
-        """One FlowFile per run of messages (per key with Separate By Key, per header values)."""
-        demarcator = (context.get_property(MESSAGE_DEMARCATOR).value or "").encode()
-        by_key = context.get_property(SEPARATE_BY_KEY).as_boolean()
-        groups: dict[tuple[Any, ...], list[Any]] = {}
-        if not by_key and not context.get_property(HEADER_NAME_PATTERN).value:
-            groups[None, ()] = list(messages)  # one run: no key or header to tell apart
-        for message in messages if not groups else ():
-            headers = tuple(sorted(self._headers(context, message).items()))
-            groups.setdefault((message.key() if by_key else None, headers), []).append(message)
-        for (key, headers), group in groups.items():
-            if not group:
-                continue  # a range of control records or aborted messages only
-            flowfile = session.create()
-            flowfile = session.write(flowfile, demarcator.join(m.value() or b"" for m in group))
-            attributes = {**_demarcated_attributes(group), **dict(headers)}
-            encoded = _key_attribute(self._key_encoding(context), key)
-            if by_key and encoded is not None:
-                attributes["kafka.key"] = encoded
-            flowfile = session.put_all_attributes(flowfile, attributes)
-            session.provenance.receive(flowfile, transit)
-            session.transfer(flowfile, SUCCESS)
-
-
-def _demarcated_attributes(group: Sequence[Any]) -> dict[str, str]:
-    """A demarcated FlowFile's attributes from its run of messages (NiFi's)."""
-    first = group[0]
-    return {
-        "kafka.topic": first.topic(),
-        "kafka.partition": str(first.partition()),
-        "kafka.offset": str(first.offset()),
-        "kafka.max.offset": str(group[-1].offset()),
-        "kafka.timestamp": str(first.timestamp()[1]),
-        "kafka.count": str(len(group)),
-    }
-
-
-def _key_attribute(encoding: str | None, key: bytes | None) -> str | None:
-    """The kafka.key attribute as Key Attribute Encoding says (None: not added).
-
-    ``hex`` is lower-case hex (NiFi 2), ``HEX`` upper case (NiFi 1.x, see ``_key_encoding``).
-    """
-    if key is None or encoding == "do-not-add":
-        return None
-    if encoding == "hex":
-        return key.hex()
-    if encoding == "HEX":
-        return key.hex().upper()
-    return key.decode("utf-8", "replace")
 
 
 def _metadata(consumer: Any, topic: str | None, service: Kafka3ConnectionService) -> Any:
