@@ -14,7 +14,7 @@ importing one of flowcore's modules loads this package too, and must not load th
 from typing import TYPE_CHECKING, Any
 
 from flowcore import (
-    _moved_modules,  # noqa: F401 - old module paths (issue 45) still import
+    _moved_modules,  # noqa: F401 - old module paths (moved 2026-11) still import
     _nifiapi_finder,  # noqa: F401 - makes `import nifiapi` work in a source tree
 )
 from flowcore.definition.component_settings import (

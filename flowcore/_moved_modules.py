@@ -1,6 +1,6 @@
-"""Module paths from before issue 45: they still import, and pickles naming them still load.
+"""Old module paths still import, and pickles naming them still load, after the package moves.
 
-Issue 45 moved the flow definition into :mod:`flowcore.definition` and the processor API into
+The moves put the flow definition into :mod:`flowcore.definition` and the processor API into
 :mod:`flowcore.processor`. Code written against the old paths (``from flowcore.flow import
 FlowDefinition``, as issue 34's warnings told users to write) and pickles that name a class by
 its old module (``flowcore.relationship.Relationship``) keep working: importing an old path

@@ -1,4 +1,4 @@
-"""Tests for flowcore._moved_modules: module paths from before issue 45 still import."""
+"""Tests for flowcore._moved_modules: module paths from before the package moves still import."""
 
 from __future__ import annotations
 

@@ -10,7 +10,7 @@ from flowcore.session.batch_context import BatchRoute, WrittenBatch
 
 def test_the_package_exports_what_the_module_did() -> None:
     """``from flowcore.processor import ...`` gets exactly the names (and objects) the
-    ``flowcore.processor`` module exported before issue 45, in a sorted ``__all__``."""
+    ``flowcore.processor`` module exported before it became a package, in a sorted ``__all__``."""
     exported = {
         "BatchRoute": BatchRoute,
         "Capabilities": Capabilities,
