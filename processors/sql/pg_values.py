@@ -24,7 +24,6 @@ import decimal
 import functools
 import re
 import struct
-import uuid
 from typing import Any
 
 __all__ = [
@@ -191,8 +190,6 @@ def _element_text(value: Any) -> str:
         return "\\x" + bytes(value).hex()
     if isinstance(value, decimal.Decimal):
         return format(value, "f")  # PostgreSQL writes no exponent
-    if isinstance(value, int | dt.date | uuid.UUID):
-        return str(value)
     return str(value)
 
 
