@@ -20,6 +20,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from processors.sql.pg_values import array_text
+
 __all__ = ["ARRAY", "RECORD_NAME", "avro_schema", "column_kinds", "converters", "normalize_name"]
 
 RECORD_NAME = "NiFi_ExecuteSQL_Record"
@@ -197,8 +199,6 @@ def _array_field(name: str) -> dict[str, Any]:
 
 def _array_bytes(value: Any) -> Any:
     """An array's PostgreSQL text as bytes (NiFi's ``rs.getBytes`` of an ARRAY column)."""
-    from processors.sql.pg_values import array_text  # noqa: PLC0415 (no psycopg import)
-
     if isinstance(value, list):
         return array_text(value).encode()
     return value.encode() if isinstance(value, str) else bytes(value)
