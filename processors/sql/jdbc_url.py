@@ -61,6 +61,21 @@ def _credentials(user: str | None, password: str | None) -> str:
     return f"{quote(user, safe='')}{secret}@"
 
 
+def _given_credentials(
+    user: str | None, password: str | None, given_user: str | None, given_password: str | None
+) -> str:
+    """The credentials of the URL: the Database User and Password, or the URL's own options.
+
+    The driver's own user (and password) are used when the properties are empty; the URL's
+    password when only the Database User is given.
+    """
+    if not user and given_user:
+        return _credentials(given_user, password or given_password)
+    if user and not password and given_password:
+        return _credentials(user, given_password)
+    return _credentials(user, password)
+
+
 def _jdbc_subprotocol(url: str) -> str:
     if not url.startswith("jdbc:"):
         shown = "***@" + url.rsplit("@", 1)[1] if "@" in url else url  # no user:password
@@ -130,22 +145,15 @@ def sqlalchemy_url(url: str, user: str | None = None, password: str | None = Non
         settings = dict(p.split("=", 1) for p in props if "=" in p)
         lowered = {k.lower(): v for k, v in settings.items()}
         database = lowered.pop("databasename", None) or lowered.pop("database", None) or ""
-        lowered.pop("database", None)
         given_user, given_password = lowered.pop("user", None), lowered.pop("password", None)
-        if not user and given_user:  # the driver's own: used when the properties are empty
-            creds = _credentials(given_user, password or given_password)
-        elif user and not password and given_password:
-            creds = _credentials(user, given_password)
+        creds = _given_credentials(user, password, given_user, given_password)
         options = pymssql_options(settings, transit_uri(url))
         tail = "?" + "&".join(f"{k}={quote(v, safe='')}" for k, v in options.items())
         return f"{dialect}://{creds}{hostport}/{database}{tail if options else ''}"
     parts = urlsplit(url[5:])
     query = dict(parse_qsl(parts.query))
     given_user, given_password = _pop_credentials(query, exact=protocol == "postgresql")
-    if not user and given_user:  # the driver's own: used when the properties are empty
-        creds = _credentials(given_user, password or given_password)
-    elif user and not password and given_password:
-        creds = _credentials(user, given_password)
+    creds = _given_credentials(user, password, given_user, given_password)
     if protocol == "postgresql":
         query = libpq_options(query, transit_uri(url))
     else:
