@@ -235,16 +235,19 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
 
     def _list_work(self, context: ProcessContext, state: Mapping[str, str]) -> WorkListing:
         """Count the rows past the committed maxima; one item for the pages, new maxima."""
-        return self._listing(context, state, self._fetch_settings(context))
+        settings = self._fetch_settings(context)
+        pool = context.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
+        return self._listing(context, pool, state, settings)
 
     def _listing(
         self,
         context: ProcessContext,
+        pool: Any,
         state: Mapping[str, str],
         settings: FetchSettings,
         flowfile: FlowFile | None = None,
     ) -> WorkListing:
-        """The listing for *settings*: a source's, or an incoming *flowfile*'s.
+        """The listing for *settings* from *pool*: a source's, or an incoming *flowfile*'s.
 
         A source outputs the empty FlowFile of Output Empty FlowFile on Zero Results once
         until rows come (a batch run would otherwise never end); each incoming FlowFile gets
@@ -253,7 +256,6 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         table = settings.table
         max_columns = list(settings.max_columns)
         partition_column = settings.partition_column
-        pool = context.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
         lower = self._lower(context, state, table, max_columns, legacy_keys=True, flowfile=flowfile)
         where, params = self._where(max_columns, lower, None, settings.where)
         selected = "".join(f", MAX({c})" for c in max_columns)
@@ -313,12 +315,11 @@ class GenerateTableFetch(q.AbstractQueryDatabaseTable):
         flowfile = session.get()
         if flowfile is None:
             return
-        if context.service_lookup is None:
-            context.service_lookup = session.controller_service
         settings = self._fetch_settings(context, flowfile)  # a bad value rolls back, as NiFi
         state = session.get_state().values
         try:
-            listing = self._listing(context, state, settings, flowfile)
+            pool = session.controller_service(context.get_property(base.DBCP_SERVICE).value or "")
+            listing = self._listing(context, pool, state, settings, flowfile)
         except FlowcoreError:
             raise
         except Exception as error:  # the database's: no such table, unreachable
