@@ -33,6 +33,7 @@ from flowcore.validators import (
 )
 from processors.sql.execute_base import set_auto_commit
 from processors.sql.statements import (
+    _QUOTED_OR_COMMENT,
     describe_error,
     is_retryable,
     named_args,
@@ -348,9 +349,7 @@ _INSERT = re.compile(r"^\s*(insert|replace)\b", re.IGNORECASE)
 _RETURNING = re.compile(r"\breturning\b", re.IGNORECASE)
 #: What is not the statement's code: quoted text, quoted names, comments (PostgreSQL's forms;
 #: an E'...' string's backslash escapes and nested block comments are not followed).
-_NOT_CODE = re.compile(
-    r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/|\$(\w*)\$.*?\$\1\$", re.DOTALL
-)
+_NOT_CODE = re.compile(_QUOTED_OR_COMMENT + r"|\$(\w*)\$.*?\$\1\$", re.DOTALL)
 
 
 def _code(sql: str) -> str:

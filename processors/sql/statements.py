@@ -155,7 +155,9 @@ def sql_args(attributes: Mapping[str, str]) -> list[Any]:
     return [indexed[i] for i in sorted(indexed)]
 
 
-_TOKENS = re.compile(r"'(?:[^']|'')*'|\"(?:[^\"])*\"|--[^\n]*|/\*.*?\*/|\?", re.S)
+#: Quoted text, quoted names (a doubled quote inside either) and comments: not the code.
+_QUOTED_OR_COMMENT = r"'(?:[^']|'')*'|\"(?:[^\"]|\"\")*\"|--[^\n]*|/\*.*?\*/"
+_TOKENS = re.compile(_QUOTED_OR_COMMENT + r"|\?", re.S)
 
 
 def to_paramstyle(sql: str, paramstyle: str) -> str:
