@@ -83,7 +83,7 @@ def temporal_value(kind: str, text: str, fmt: str) -> dt.date | dt.time | dt.dat
     if time is None:
         msg = f"the format {fmt!r} gives no time of day"
         raise ValueError(msg)
-    return dt.datetime.combine(date, dt.time()) + _since_midnight(time) - offset
+    return dt.datetime.combine(date, time) - offset
 
 
 def number_value(kind: str, text: str) -> float | decimal.Decimal:
@@ -239,9 +239,3 @@ def _add(time: dt.time, delta: dt.timedelta) -> dt.time:
     """*time* plus *delta*, at most the day's last microsecond (PostgreSQL's 24:00 aside)."""
     moment = dt.datetime.combine(dt.date(2000, 1, 1), time) + delta
     return moment.time() if moment.day == 1 else dt.time.max
-
-
-def _since_midnight(time: dt.time) -> dt.timedelta:
-    return dt.timedelta(
-        hours=time.hour, minutes=time.minute, seconds=time.second, microseconds=time.microsecond
-    )
