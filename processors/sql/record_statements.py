@@ -257,9 +257,11 @@ def _reflect(connection: Any, schema: str | None, table: str, *, quoted: bool) -
             tries.insert(0 if folds else 1, folded)
     for name_schema, name in tries:
         try:
-            return sa.Table(name, sa.MetaData(), schema=name_schema, autoload_with=connection)
+            reflected = sa.Table(name, sa.MetaData(), schema=name_schema, autoload_with=connection)
         except sa.exc.NoSuchTableError:
             continue
+        _json_nulls(reflected)
+        return reflected
     where = f"{schema}.{table}" if schema else table
     hint = "" if quoted else " (nor in the database's case for unquoted names)"
     msg = (
@@ -267,6 +269,23 @@ def _reflect(connection: Any, schema: str | None, table: str, *, quoted: bool) -
         "those in the database"
     )
     raise ProcessException(msg)
+
+
+def _json_nulls(table: Any) -> None:
+    """A null written into a JSON column of *table* is SQL NULL, as NiFi writes it.
+
+    SQLAlchemy's JSON types write Python's None as the JSON value ``null`` unless the type
+    is ``none_as_null``; each JSON column's reflected type is replaced by such a copy once,
+    when the table is reflected (a new object: SQLAlchemy's dialect caches key on the type
+    instance).
+    """
+    import sqlalchemy as sa  # noqa: PLC0415
+
+    for column in table.columns:
+        if isinstance(column.type, sa.JSON) and not column.type.none_as_null:
+            kind = column.type.copy()
+            kind.none_as_null = True
+            column.type = kind
 
 
 #: The process's reflected tables (all PutDatabaseRecords share it).
@@ -322,24 +341,7 @@ class StatementPlan:
             if isinstance(table.columns[c].type, sa.Numeric)
             and not isinstance(table.columns[c].type, sa.Float)
         }
-        self._json_nulls(table)
         self.statement = self._statement()
-
-    def _json_nulls(self, table: Any) -> None:
-        """A null written into a JSON column is SQL NULL, as NiFi writes it.
-
-        SQLAlchemy's JSON types write Python's None as the JSON value ``null`` unless the
-        type is ``none_as_null``; the reflected column's type is replaced by such a copy (a
-        new object: SQLAlchemy's dialect caches key on the type instance).
-        """
-        import sqlalchemy as sa  # noqa: PLC0415
-
-        for name in set(self.fields.values()):
-            column = table.columns[name]
-            if isinstance(column.type, sa.JSON) and not column.type.none_as_null:
-                kind = column.type.copy()
-                kind.none_as_null = True
-                column.type = kind
 
     @classmethod
     def make(  # noqa: PLR0917
