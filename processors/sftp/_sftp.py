@@ -33,7 +33,6 @@ from flowcore.validators import (
 from processors.sftp import _proxy
 
 __all__ = [
-    "ADVANCED",
     "CONNECTION",
     "HOSTNAME",
     "PORT",
@@ -216,10 +215,6 @@ REMOTE_POLL_BATCH_SIZE = PropertyDescriptor(
 CONNECTION = (
     HOSTNAME, PORT, USERNAME, PASSWORD, PRIVATE_KEY_PATH, PRIVATE_KEY_PASSPHRASE,
 )  # fmt: skip
-TIMEOUTS = (CONNECTION_TIMEOUT, DATA_TIMEOUT, HOST_KEY_FILE, KEEP_ALIVE, STRICT_HOST_KEY_CHECKING,
-            COMPRESSION)  # fmt: skip
-#: Every connection property after the processor's own (proxy and algorithms last).
-ADVANCED = (*TIMEOUTS, *PROXY, *ALGORITHMS)
 
 
 def require_paramiko() -> Any:
