@@ -32,6 +32,8 @@ from flowcore.properties import AllowableValue, ExpressionLanguageScope, Propert
 from flowcore.validators import NON_EMPTY_VALIDATOR, TIME_PERIOD_VALIDATOR, ValidationResult
 
 __all__ = [
+    "CONFIGURATION_KEY",
+    "ENTITIES_KEY",
     "INITIAL_ALL",
     "INITIAL_LISTING_TARGET",
     "INITIAL_WINDOW",
@@ -49,6 +51,14 @@ __all__ = [
 
 T = TypeVar("T")
 
+#: A lister's state key beside NiFi's: a digest of the properties whose change starts the
+#: listing over (NiFi resets the state when one is modified).
+CONFIGURATION_KEY = "flowcore.listing.configuration"
+#: The state key of a Tracking Entities listing: the digest of the listing it tracked. Kept
+#: apart from the timestamp keys so that switching back to Tracking Timestamps resumes (NiFi
+#: keeps that state); a run with another strategy drops it, so Tracking Entities then forgets
+#: the tracked entities (NiFi clears them when scheduled with another strategy).
+ENTITIES_KEY = "flowcore.listing.entities"
 #: A lister's state key beside NiFi's: the digest of the entity listing it last handed out
 #: (:func:`listing_digest`), committed with that listing's FlowFiles.
 LISTED_KEY = "flowcore.listing.entities.listed"

@@ -21,6 +21,7 @@ from flowcore.processor.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
 from processors import _entity_tracking as tracking
+from processors._entity_tracking import CONFIGURATION_KEY, ENTITIES_KEY
 from processors._file_attributes import (
     FileSelection,
     file_attributes,
@@ -38,14 +39,6 @@ __all__ = ["ListFile"]
 ITEM_FILES = 10_000
 #: Work items one trigger hands out, at most; a micro-batch takes more triggers as it has room.
 TRIGGER_ITEMS = 10
-#: A state key of flowcore's beside NiFi's: a digest of the properties whose change starts the
-#: listing over (NiFi resets the state when one is modified).
-CONFIGURATION_KEY = "flowcore.listing.configuration"
-#: The state key of a Tracking Entities listing: the digest of the listing it tracked. Kept
-#: apart from the timestamp keys so that switching back to Tracking Timestamps resumes (NiFi
-#: keeps that state); a run with another strategy drops it, so Tracking Entities then forgets
-#: the tracked entities (NiFi clears them when scheduled with another strategy).
-ENTITIES_KEY = "flowcore.listing.entities"
 #: Attributes Include File Attributes adds (NiFi reads them from the file system per file).
 _DETAILED = ("file.creationTime", "file.lastAccessTime", "file.owner", "file.group",
              "file.permissions")  # fmt: skip

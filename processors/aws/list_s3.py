@@ -33,6 +33,7 @@ from flowcore.validators import (
     ValidationResult,
 )
 from processors import _entity_tracking as tracking
+from processors._entity_tracking import CONFIGURATION_KEY
 from processors._listing_records import S3_OBJECT_SCHEMA, write_listing, writer_set
 from processors.aws import _s3
 
@@ -40,8 +41,6 @@ __all__ = ["ListS3"]
 
 CURRENT_TIMESTAMP = "currentTimestamp"
 CURRENT_KEY_PREFIX = "key-"
-#: flowcore's state key beside NiFi's: a digest of the properties whose change starts over.
-CONFIGURATION_KEY = "flowcore.listing.configuration"
 #: Objects one work item lists, at most (one FlowFile batch each).
 ITEM_OBJECTS = 10_000
 #: Keys one listing request asks for (S3's MaxKeys; S3 answers at most 1,000): the paginator

@@ -39,6 +39,7 @@ from flowcore.validators import (
     ValidationResult,
 )
 from processors import _entity_tracking as tracking
+from processors._entity_tracking import CONFIGURATION_KEY, ENTITIES_KEY
 from processors._listing import (
     LISTED_KEY,
     PROCESSED_KEY,
@@ -113,12 +114,6 @@ RECORD_WRITER = PropertyDescriptor(
     "adding attributes to individual FlowFiles.", identifies_service="RecordSetWriterFactory",
     aliases=("record-writer",),
 )  # fmt: skip
-#: flowcore's state key beside NiFi's: a digest of the properties whose change starts over.
-CONFIGURATION_KEY = "flowcore.listing.configuration"
-#: The state key of a Tracking Entities listing (the listing it tracked), apart from the
-#: timestamp keys: switching back to Tracking Timestamps resumes, as in NiFi; a run with
-#: another strategy drops it, so Tracking Entities then forgets what it tracked (NiFi's reset).
-ENTITIES_KEY = "flowcore.listing.entities"
 
 
 class ListSFTP(SourceProcessor):
