@@ -21,7 +21,10 @@ from flowcore.processor.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
 from processors import _entity_tracking as tracking
-from processors._entity_tracking import CONFIGURATION_KEY, ENTITIES_KEY
+from processors._entity_tracking import (
+    CONFIGURATION_KEY,
+    ENTITIES_KEY,  # noqa: F401 - still ListFile's state key to its tests (list_file.ENTITIES_KEY)
+)
 from processors._file_attributes import (
     FileSelection,
     file_attributes,
@@ -212,26 +215,24 @@ class ListFile(SourceProcessor):
         entries = list(self._entries(context, root, now))
         self._warn_if_slow(context, root, time.monotonic() - started)
         strategy = context.get_property(self.LISTING_STRATEGY).value
-        entity_keys = (ENTITIES_KEY, tracking.LISTED_KEY)
-        kept = {k: v for k, v in state.items() if k not in entity_keys}  # the timestamp keys
+        kept = tracking.timestamp_keys(state)
         if strategy == BY_ENTITIES.value:  # everything: the task picks what is new (read_work)
             entries.sort(key=lambda e: e.timestamp)
             identity = f"entities:{self._configuration(context)}"
-            digest = tracking.listing_digest(
-                identity, ((e.identifier, e.timestamp, e.item[1].st_size) for e in entries)
+            digest = tracking.new_listing(
+                state,
+                identity,
+                ((e.identifier, e.timestamp, e.item[1].st_size) for e in entries),
+                self._entities_listed,
             )
-            if tracking.same_listing(state, digest, self._entities_listed):
+            if digest is None:
                 return 0, None  # as the last listing, which committed: nothing can be new
             self._entities_listed = digest
-            # ENTITIES_KEY: so that a run with another strategy is seen
-            marker = {**kept, ENTITIES_KEY: identity, tracking.LISTED_KEY: digest}
+            marker = tracking.entity_marker(state, identity, digest)
             tracked = {
                 "listing": identity,
                 "now": now,
-                # another strategy ran since (or none did): NiFi clears the map; an entity
-                # listing committed before ENTITIES_KEY existed left its identity in
-                # CONFIGURATION_KEY (no timestamp listing writes an "entities:" one)
-                "forget": identity not in (state.get(ENTITIES_KEY), state.get(CONFIGURATION_KEY)),
+                "forget": tracking.forget_tracked(state, identity),
             }
             self._hand_out(context, root, entries, ListingState(), marker, tracked=tracked)
             return 0, None

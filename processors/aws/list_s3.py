@@ -248,13 +248,15 @@ class ListS3(SourceProcessor):
         if entities:
             payload["listing"] = configuration
             suffix = f"#{now}"  # each listing's item its own: the task picks what is new
-            digest = tracking.listing_digest(
+            new = tracking.new_listing(
+                committed,
                 configuration,
                 ((e["key"], e.get("version"), e["lastModified"], e["size"]) for e in found),
+                self._entities_listed,
             )
-            if tracking.same_listing(committed, digest, self._entities_listed):
+            if new is None:
                 return WorkListing((), committed)  # as the last listing, committed: none new
-            self._entities_listed = digest
+            self._entities_listed = digest = new
         items = []
         parts = -(-len(found) // ITEM_OBJECTS)
         for start in range(0, len(found), ITEM_OBJECTS):
