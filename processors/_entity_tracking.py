@@ -32,6 +32,8 @@ from flowcore.properties import AllowableValue, ExpressionLanguageScope, Propert
 from flowcore.validators import NON_EMPTY_VALIDATOR, TIME_PERIOD_VALIDATOR, ValidationResult
 
 __all__ = [
+    "CONFIGURATION_KEY",
+    "ENTITIES_KEY",
     "INITIAL_ALL",
     "INITIAL_LISTING_TARGET",
     "INITIAL_WINDOW",
@@ -40,8 +42,12 @@ __all__ = [
     "TRACKING_STATE_CACHE",
     "TRACKING_TIME_WINDOW",
     "cache_key",
+    "entity_marker",
+    "forget_tracked",
     "listing_digest",
+    "new_listing",
     "same_listing",
+    "timestamp_keys",
     "track_entities",
     "validate",
     "warn_missing",
@@ -49,6 +55,14 @@ __all__ = [
 
 T = TypeVar("T")
 
+#: A lister's state key beside NiFi's: a digest of the properties whose change starts the
+#: listing over (NiFi resets the state when one is modified).
+CONFIGURATION_KEY = "flowcore.listing.configuration"
+#: The state key of a Tracking Entities listing: the digest of the listing it tracked. Kept
+#: apart from the timestamp keys so that switching back to Tracking Timestamps resumes (NiFi
+#: keeps that state); a run with another strategy drops it, so Tracking Entities then forgets
+#: the tracked entities (NiFi clears them when scheduled with another strategy).
+ENTITIES_KEY = "flowcore.listing.entities"
 #: A lister's state key beside NiFi's: the digest of the entity listing it last handed out
 #: (:func:`listing_digest`), committed with that listing's FlowFiles.
 LISTED_KEY = "flowcore.listing.entities.listed"
@@ -157,6 +171,41 @@ def same_listing(state: Mapping[str, str], digest: str, handed_out: str) -> bool
     crash is then read to its end.
     """
     return state.get(LISTED_KEY) == digest == handed_out
+
+
+def new_listing(
+    state: Mapping[str, str], identity: str, entities: Iterable[tuple[Any, ...]], handed_out: str
+) -> str | None:
+    """The digest of an entity listing (:func:`listing_digest`); None when it is not new.
+
+    None when it is the listing this lister last handed out (*handed_out*) and *state* says
+    it committed (:func:`same_listing`): the lister then hands out nothing.
+    """
+    digest = listing_digest(identity, entities)
+    return None if same_listing(state, digest, handed_out) else digest
+
+
+def timestamp_keys(state: Mapping[str, str]) -> dict[str, str]:
+    """A lister's *state* without the Tracking Entities keys (what the other strategies keep)."""
+    return {k: v for k, v in state.items() if k not in (ENTITIES_KEY, LISTED_KEY)}
+
+
+def entity_marker(state: Mapping[str, str], identity: str, digest: str) -> dict[str, str]:
+    """The state an entity listing (*identity*, *digest*) leaves: the timestamp keys kept.
+
+    ``ENTITIES_KEY`` holds the identity, so that a run with another strategy is seen.
+    """
+    return {**timestamp_keys(state), ENTITIES_KEY: identity, LISTED_KEY: digest}
+
+
+def forget_tracked(state: Mapping[str, str], identity: str) -> bool:
+    """Whether an entity listing (*identity*) forgets the tracked entities first.
+
+    Another strategy ran since (or none did): NiFi clears them. An entity listing committed
+    before ``ENTITIES_KEY`` existed left its identity in ``CONFIGURATION_KEY`` (no timestamp
+    listing writes an ``entities:`` one).
+    """
+    return identity not in (state.get(ENTITIES_KEY), state.get(CONFIGURATION_KEY))
 
 
 def warn_missing(context: Any, cache: str, key: str) -> None:

@@ -21,6 +21,10 @@ from flowcore.processor.relationship import SUCCESS
 from flowcore.session.process_session import ProcessSession
 from flowcore.validators import ValidationResult
 from processors import _entity_tracking as tracking
+from processors._entity_tracking import (
+    CONFIGURATION_KEY,
+    ENTITIES_KEY,  # noqa: F401 - still ListFile's state key to its tests (list_file.ENTITIES_KEY)
+)
 from processors._file_attributes import (
     FileSelection,
     file_attributes,
@@ -38,14 +42,6 @@ __all__ = ["ListFile"]
 ITEM_FILES = 10_000
 #: Work items one trigger hands out, at most; a micro-batch takes more triggers as it has room.
 TRIGGER_ITEMS = 10
-#: A state key of flowcore's beside NiFi's: a digest of the properties whose change starts the
-#: listing over (NiFi resets the state when one is modified).
-CONFIGURATION_KEY = "flowcore.listing.configuration"
-#: The state key of a Tracking Entities listing: the digest of the listing it tracked. Kept
-#: apart from the timestamp keys so that switching back to Tracking Timestamps resumes (NiFi
-#: keeps that state); a run with another strategy drops it, so Tracking Entities then forgets
-#: the tracked entities (NiFi clears them when scheduled with another strategy).
-ENTITIES_KEY = "flowcore.listing.entities"
 #: Attributes Include File Attributes adds (NiFi reads them from the file system per file).
 _DETAILED = ("file.creationTime", "file.lastAccessTime", "file.owner", "file.group",
              "file.permissions")  # fmt: skip
@@ -219,26 +215,24 @@ class ListFile(SourceProcessor):
         entries = list(self._entries(context, root, now))
         self._warn_if_slow(context, root, time.monotonic() - started)
         strategy = context.get_property(self.LISTING_STRATEGY).value
-        entity_keys = (ENTITIES_KEY, tracking.LISTED_KEY)
-        kept = {k: v for k, v in state.items() if k not in entity_keys}  # the timestamp keys
+        kept = tracking.timestamp_keys(state)
         if strategy == BY_ENTITIES.value:  # everything: the task picks what is new (read_work)
             entries.sort(key=lambda e: e.timestamp)
             identity = f"entities:{self._configuration(context)}"
-            digest = tracking.listing_digest(
-                identity, ((e.identifier, e.timestamp, e.item[1].st_size) for e in entries)
+            digest = tracking.new_listing(
+                state,
+                identity,
+                ((e.identifier, e.timestamp, e.item[1].st_size) for e in entries),
+                self._entities_listed,
             )
-            if tracking.same_listing(state, digest, self._entities_listed):
+            if digest is None:
                 return 0, None  # as the last listing, which committed: nothing can be new
             self._entities_listed = digest
-            # ENTITIES_KEY: so that a run with another strategy is seen
-            marker = {**kept, ENTITIES_KEY: identity, tracking.LISTED_KEY: digest}
+            marker = tracking.entity_marker(state, identity, digest)
             tracked = {
                 "listing": identity,
                 "now": now,
-                # another strategy ran since (or none did): NiFi clears the map; an entity
-                # listing committed before ENTITIES_KEY existed left its identity in
-                # CONFIGURATION_KEY (no timestamp listing writes an "entities:" one)
-                "forget": identity not in (state.get(ENTITIES_KEY), state.get(CONFIGURATION_KEY)),
+                "forget": tracking.forget_tracked(state, identity),
             }
             self._hand_out(context, root, entries, ListingState(), marker, tracked=tracked)
             return 0, None

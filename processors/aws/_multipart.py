@@ -52,6 +52,7 @@ from typing import Any
 
 import attrs
 
+from processors.aws._s3 import error_code
 from processors.file_resource import FileChangedError, FileResource
 
 __all__ = ["MultipartState", "StateStore", "age_off", "settings_digest", "upload_multipart"]
@@ -234,12 +235,6 @@ def _shown(name: str, value: Any) -> Any:
     return value.hex() if isinstance(value, bytes) else value
 
 
-def _error_code(error: BaseException) -> str:
-    """S3's error code of a botocore ClientError ("" for other errors)."""
-    response = getattr(error, "response", None)
-    return str(response.get("Error", {}).get("Code", "")) if isinstance(response, dict) else ""
-
-
 def _listed_parts(client: Any, bucket: str, key: str, upload_id: str) -> dict[int, str] | None:
     """The parts S3 holds for the upload (number -> ETag); None when S3 does not know it.
 
@@ -255,7 +250,7 @@ def _listed_parts(client: Any, bucket: str, key: str, upload_id: str) -> dict[in
             for part in page.get("Parts", ()):
                 parts[int(part["PartNumber"])] = str(part.get("ETag", "")).strip('"')
     except Exception as error:  # botocore's errors: the upload starts anew
-        if _error_code(error) not in {"NoSuchUpload", "404"}:
+        if error_code(error) not in {"NoSuchUpload", "404"}:
             _LOG.warning(
                 "could not list the parts of multipart upload %s of s3://%s/%s: %s",
                 upload_id, bucket, key, error,
@@ -269,7 +264,7 @@ def _abort_quietly(client: Any, bucket: str, key: str, upload_id: str) -> None:
     try:
         client.abort_multipart_upload(Bucket=bucket, Key=key, UploadId=upload_id)
     except Exception as error:
-        if _error_code(error) not in {"NoSuchUpload", "404"}:
+        if error_code(error) not in {"NoSuchUpload", "404"}:
             _LOG.info("could not abort multipart upload %s: %s", upload_id, error)
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "S3Client",
     "encryption_attributes",
     "error_attributes",
+    "error_code",
     "expiration_attributes",
     "resource_url",
     "transit_uri",
@@ -195,6 +196,15 @@ _PROCESS_CLIENTS: dict[tuple[Any, ...], Any] = {}
 _LOCK = threading.Lock()
 
 
+def error_code(error: BaseException) -> str:
+    """S3's error code of a botocore ClientError ("" for other errors, or one without a code)."""
+    response = getattr(error, "response", None)
+    if not isinstance(response, dict):
+        return ""
+    code = response.get("Error", {}).get("Code")
+    return str(code) if code else ""
+
+
 def error_attributes(error: BaseException) -> dict[str, str]:
     """NiFi's failure attributes for an S3 error (s3.exception, s3.errorCode, ...)."""
     out = {"s3.exception": f"{type(error).__module__}.{type(error).__name__}"}
@@ -202,8 +212,8 @@ def error_attributes(error: BaseException) -> dict[str, str]:
     if isinstance(response, dict):
         err = response.get("Error", {})
         meta = response.get("ResponseMetadata", {})
-        if err.get("Code"):
-            out["s3.errorCode"] = str(err["Code"])
+        if code := error_code(error):
+            out["s3.errorCode"] = code
         out["s3.errorMessage"] = str(err.get("Message") or error)
         if meta.get("HTTPStatusCode"):
             out["s3.statusCode"] = str(meta["HTTPStatusCode"])

@@ -33,6 +33,7 @@ from flowcore.validators import (
     ValidationResult,
 )
 from processors import _entity_tracking as tracking
+from processors._entity_tracking import CONFIGURATION_KEY
 from processors._listing_records import S3_OBJECT_SCHEMA, write_listing, writer_set
 from processors.aws import _s3
 
@@ -40,8 +41,6 @@ __all__ = ["ListS3"]
 
 CURRENT_TIMESTAMP = "currentTimestamp"
 CURRENT_KEY_PREFIX = "key-"
-#: flowcore's state key beside NiFi's: a digest of the properties whose change starts over.
-CONFIGURATION_KEY = "flowcore.listing.configuration"
 #: Objects one work item lists, at most (one FlowFile batch each).
 ITEM_OBJECTS = 10_000
 #: Keys one listing request asks for (S3's MaxKeys; S3 answers at most 1,000): the paginator
@@ -249,13 +248,15 @@ class ListS3(SourceProcessor):
         if entities:
             payload["listing"] = configuration
             suffix = f"#{now}"  # each listing's item its own: the task picks what is new
-            digest = tracking.listing_digest(
+            new = tracking.new_listing(
+                committed,
                 configuration,
                 ((e["key"], e.get("version"), e["lastModified"], e["size"]) for e in found),
+                self._entities_listed,
             )
-            if tracking.same_listing(committed, digest, self._entities_listed):
+            if new is None:
                 return WorkListing((), committed)  # as the last listing, committed: none new
-            self._entities_listed = digest
+            self._entities_listed = digest = new
         items = []
         parts = -(-len(found) // ITEM_OBJECTS)
         for start in range(0, len(found), ITEM_OBJECTS):

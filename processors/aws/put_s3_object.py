@@ -390,7 +390,7 @@ class PutS3Object(Processor):
                 try:
                     result = dict(client.put_object(Bucket=bucket, Key=key, Body=src, **args))
                 except Exception as error:
-                    if _multipart._error_code(error) == "BadDigest":
+                    if _s3.error_code(error) == "BadDigest":
                         raise FileChangedError(resource.changed_message()) from error
                     raise
             resource.check_unchanged()

@@ -35,7 +35,7 @@ class Held:
         subject: the client certificate's subject DN, or ``"none"``.
         millis: how long receiving the body took (the RECEIVE event's duration).
         issuer: the client certificate's issuer DN, or ``"none"``.
-        pieces: the FlowFiles the body gives (unpacked, or its records); None: the body.
+        pieces: the FlowFiles the body gives (the body itself, unpacked, or its records).
         key: the request's unique key (its work item's).
         status: the answer, once there is one.
         taken: whether ``list_work`` handed it out (its FlowFiles may be committing).
@@ -47,7 +47,7 @@ class Held:
     subject: str
     millis: int
     issuer: str = "none"
-    pieces: Any = None
+    pieces: list[Any] = attrs.field(kw_only=True)
     key: str = attrs.field(factory=lambda: uuid.uuid4().hex)
     status: int | None = None
     taken: bool = False

@@ -18,15 +18,20 @@ import ssl
 import threading
 import time
 import uuid
-from http.server import ThreadingHTTPServer
 from typing import Any
 
 import attrs
 
 from flowcore.errors import FlowcoreError
 from flowcore.processor.context import carry_context
-from processors.http_server._server import SOCKET_TIMEOUT_S, BoundedHeadersHandler, read_body
-from processors.http_server._tls import TlsServerMixin, certificate_attributes, peer_certificate
+from processors.http_server._server import (
+    SHUTDOWN_POLL_S,
+    SOCKET_TIMEOUT_S,
+    BoundedHeadersHandler,
+    _Server,
+    read_body,
+)
+from processors.http_server._tls import certificate_attributes, peer_certificate
 from processors.http_server.context_map import CLEANUP_MAX_DELAY_S, Answer, Exchange
 
 __all__ = ["Container", "ContainerQueue", "RequestConfig", "RequestServer"]
@@ -34,7 +39,6 @@ __all__ = ["Container", "ContainerQueue", "RequestConfig", "RequestServer"]
 log = logging.getLogger(__name__)
 
 _CHUNK_LINE_MAX = 1024  # bytes of one chunk-size line
-SHUTDOWN_POLL_S = 0.05  # seconds between the server loop's looks for a shutdown
 
 
 @attrs.frozen
@@ -140,7 +144,7 @@ class ContainerQueue:
             return len(self._waiting)
 
 
-class _BoundedServer(TlsServerMixin, ThreadingHTTPServer):
+class _BoundedServer(_Server):
     """A threading server handling at most *threads* connections at once (Maximum Threads)."""
 
     daemon_threads = True
@@ -150,8 +154,6 @@ class _BoundedServer(TlsServerMixin, ThreadingHTTPServer):
         self._slots = threading.BoundedSemaphore(threads)
         self.closing = False
         super().__init__(address, handler)
-        # Each connection's thread logs as the processor does: its secrets masked.
-        self.process_request_thread = carry_context(self.process_request_thread)  # type: ignore[method-assign]
 
     def process_request(self, request: Any, client_address: Any) -> None:
         # Every thread busy: this connection waits (and later ones in the listen backlog),

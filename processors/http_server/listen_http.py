@@ -324,16 +324,14 @@ class ListenHTTP(HttpServerSource):
             WorkItem(
                 key=h.key,
                 payload={
-                    "pieces": [(p.content, dict(p.attributes), p.source_id) for p in h.pieces]
-                    if h.pieces is not None
-                    else [(h.body, {}, None)],
+                    "pieces": [(p.content, dict(p.attributes), p.source_id) for p in h.pieces],
                     "attributes": dict(h.attributes),
                     "url": h.url,
                     "details": f"Remote DN={h.subject}, Issuer DN={h.issuer}",
                     "millis": h.millis,
                 },
-                flowfiles=1 if h.pieces is None else len(h.pieces),
-                size=len(h.body) if h.pieces is None else sum(len(p.content) for p in h.pieces),
+                flowfiles=len(h.pieces),
+                size=sum(len(p.content) for p in h.pieces),
             )
             for h in held
         )

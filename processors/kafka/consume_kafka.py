@@ -90,6 +90,10 @@ __all__ = ["ConsumeKafka"]
 
 #: Warnings a ConsumeKafka copy remembers having said (:meth:`ConsumeKafka._warn_once`).
 _WARNED_MAX = 1024
+#: The live consumers a copy opens on the driver (closed when it stops).
+_CONSUMERS = ("_lister", "_prober", "_reader")
+#: What a copy keeps on the driver only: dropped when it stops and when it is pickled.
+_DRIVER_ONLY = ("_reader_topics", "_ids", "_seen", *_CONSUMERS)
 
 
 class ConsumeKafka(SourceProcessor):
@@ -332,12 +336,10 @@ class ConsumeKafka(SourceProcessor):
     def on_stopped(self, context: ProcessContext) -> None:
         """Close the consumers this copy opened."""
         del context
-        for name in ("_reader_topics", "_ids", "_seen"):
-            self.__dict__.pop(name, None)
-        for name in ("_lister", "_prober", "_reader"):
-            consumer = self.__dict__.pop(name, None)
-            if consumer is not None:
-                consumer.close()
+        for name in _DRIVER_ONLY:
+            held = self.__dict__.pop(name, None)
+            if held is not None and name in _CONSUMERS:
+                held.close()
 
     def custom_validate(self, values: Mapping[str, str | None]) -> list[ValidationResult]:
         """A Kafka Connection Service, or a NiFi 1.x flow's Kafka Brokers."""
@@ -357,13 +359,8 @@ class ConsumeKafka(SourceProcessor):
     def __getstate__(self) -> dict[str, Any]:
         """Pickle without live consumers (Spark ships the processor)."""
         state = dict(self.__dict__)
-        state.pop("_lister", None)
-        state.pop("_prober", None)
-        state.pop("_reader", None)
-        state.pop("_reader_topics", None)
-        state.pop("_ids", None)
-        state.pop("_seen", None)
-        state.pop("_legacy_service", None)
+        for name in (*_DRIVER_ONLY, "_legacy_service"):
+            state.pop(name, None)
         return state
 
     # --- the task side --------------------------------------------------------------------

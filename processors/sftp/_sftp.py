@@ -33,7 +33,6 @@ from flowcore.validators import (
 from processors.sftp import _proxy
 
 __all__ = [
-    "ADVANCED",
     "CONNECTION",
     "HOSTNAME",
     "PORT",
@@ -154,8 +153,22 @@ def _algorithm(prop: str, what: str) -> PropertyDescriptor:
     return PropertyDescriptor(
         prop, description=f"A comma-separated list of {what} allowed for SFTP connections. "
         "Leave unset to allow all.", el_scope=_ENV,
-        validators=(NON_EMPTY_VALIDATOR, Validator("ALGORITHM_VALIDATOR", _CHECKS[prop])),
+        validators=(NON_EMPTY_VALIDATOR, Validator("ALGORITHM_VALIDATOR", _Unsupported(prop))),
     )  # fmt: skip
+
+
+@attrs.frozen
+class _Unsupported:
+    """The check of algorithm property *prop*: picklable, and equal to itself unpickled.
+
+    (A ``functools.partial`` pickles too, but compares by identity, so a descriptor holding one
+    would not equal itself after a round trip.)
+    """
+
+    prop: str
+
+    def __call__(self, value: str) -> str | None:
+        return _unsupported(self.prop, value)
 
 
 def _unsupported(prop: str, value: str) -> str | None:
@@ -166,28 +179,6 @@ def _unsupported(prop: str, value: str) -> str | None:
     return f"none of {value!r} is supported here: the SFTP client offers {', '.join(offered)}"
 
 
-def _check_cipher(value: str) -> str | None:
-    return _unsupported("Ciphers Allowed", value)
-
-
-def _check_key(value: str) -> str | None:
-    return _unsupported("Key Algorithms Allowed", value)
-
-
-def _check_kex(value: str) -> str | None:
-    return _unsupported("Key Exchange Algorithms Allowed", value)
-
-
-def _check_mac(value: str) -> str | None:
-    return _unsupported("Message Authentication Codes Allowed", value)
-
-
-_CHECKS = {
-    "Ciphers Allowed": _check_cipher,
-    "Key Algorithms Allowed": _check_key,
-    "Key Exchange Algorithms Allowed": _check_kex,
-    "Message Authentication Codes Allowed": _check_mac,
-}
 CIPHERS_ALLOWED = _algorithm("Ciphers Allowed", "Ciphers")
 KEY_ALGORITHMS_ALLOWED = _algorithm("Key Algorithms Allowed", "Key Algorithms")
 KEY_EXCHANGE_ALGORITHMS_ALLOWED = _algorithm(
@@ -216,10 +207,6 @@ REMOTE_POLL_BATCH_SIZE = PropertyDescriptor(
 CONNECTION = (
     HOSTNAME, PORT, USERNAME, PASSWORD, PRIVATE_KEY_PATH, PRIVATE_KEY_PASSPHRASE,
 )  # fmt: skip
-TIMEOUTS = (CONNECTION_TIMEOUT, DATA_TIMEOUT, HOST_KEY_FILE, KEEP_ALIVE, STRICT_HOST_KEY_CHECKING,
-            COMPRESSION)  # fmt: skip
-#: Every connection property after the processor's own (proxy and algorithms last).
-ADVANCED = (*TIMEOUTS, *PROXY, *ALGORITHMS)
 
 
 def require_paramiko() -> Any:

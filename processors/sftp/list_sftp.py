@@ -39,6 +39,7 @@ from flowcore.validators import (
     ValidationResult,
 )
 from processors import _entity_tracking as tracking
+from processors._entity_tracking import CONFIGURATION_KEY
 from processors._listing import (
     LISTED_KEY,
     PROCESSED_KEY,
@@ -113,12 +114,6 @@ RECORD_WRITER = PropertyDescriptor(
     "adding attributes to individual FlowFiles.", identifies_service="RecordSetWriterFactory",
     aliases=("record-writer",),
 )  # fmt: skip
-#: flowcore's state key beside NiFi's: a digest of the properties whose change starts over.
-CONFIGURATION_KEY = "flowcore.listing.configuration"
-#: The state key of a Tracking Entities listing (the listing it tracked), apart from the
-#: timestamp keys: switching back to Tracking Timestamps resumes, as in NiFi; a run with
-#: another strategy drops it, so Tracking Entities then forgets what it tracked (NiFi's reset).
-ENTITIES_KEY = "flowcore.listing.entities"
 
 
 class ListSFTP(SourceProcessor):
@@ -179,26 +174,22 @@ class ListSFTP(SourceProcessor):
         payload: dict[str, Any] = {"host": host, "port": port, "user": user}
         strategy = context.get_property(LISTING_STRATEGY).value
         configuration = self._configuration(context)
-        entity_keys = (ENTITIES_KEY, tracking.LISTED_KEY)
-        kept = {k: v for k, v in state.items() if k not in entity_keys}  # the timestamp keys
+        kept = tracking.timestamp_keys(state)
         if strategy == BY_ENTITIES.value:
             identity = f"entities:{configuration}"  # in the state: a run otherwise is seen
             payload["listing"] = identity
             payload["now"] = int(time.time() * 1000)  # each listing's item its own key
-            # another strategy ran since: forget the tracked entities (NiFi clears them)
-            # (an entity listing committed before ENTITIES_KEY existed: CONFIGURATION_KEY)
-            payload["forget"] = identity not in (
-                state.get(ENTITIES_KEY),
-                state.get(CONFIGURATION_KEY),
+            payload["forget"] = tracking.forget_tracked(state, identity)
+            digest = tracking.new_listing(
+                state,
+                identity,
+                ((e.identifier, e.timestamp, e.item[2]) for e in entries),
+                self._entities_listed,
             )
-            digest = tracking.listing_digest(
-                identity, ((e.identifier, e.timestamp, e.item[2]) for e in entries)
-            )
-            if tracking.same_listing(state, digest, self._entities_listed):
+            if digest is None:
                 return WorkListing((), state)  # as the last listing, committed: nothing new
             self._entities_listed = digest
-            marker = {**kept, ENTITIES_KEY: identity, tracking.LISTED_KEY: digest}
-            marker = marker if entries else state
+            marker = tracking.entity_marker(state, identity, digest) if entries else state
             return self._listing(entries, payload, marker)
         if strategy not in (BY_TIMESTAMPS.value, BY_TIME_WINDOW.value):
             return self._listing(entries, payload, {})  # No Tracking: no state (NiFi clears it)

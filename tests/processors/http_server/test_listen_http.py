@@ -128,7 +128,7 @@ def test_only_post_and_head_on_the_base_path_and_get_on_the_health_check(
 def test_a_full_inbox_answers_503_at_once() -> None:
     """Past Maximum Thread Pool Size requests held, the inbox refuses (the handler's 503)."""
     inbox = Inbox(2)
-    held = [Held(b"", {}, "u", "none", 0) for _ in range(3)]
+    held = [Held(b"", {}, "u", "none", 0, pieces=[]) for _ in range(3)]
     assert [inbox.offer(h) for h in held] == [True, True, False]
     taken = inbox.take(10)
     assert taken == held[:2]
