@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from decimal import Decimal
 from typing import Any
 
@@ -32,7 +31,18 @@ import pyarrow.compute as pc
 from flowcore.errors import RecordError
 from flowcore.records import formats
 from flowcore.records.schema import ChoiceType, RecordSchema, cast_column, nifi_type_of_arrow
-from flowcore.records.values import FieldError, TemporalFormats, coerce, decoder, to_text
+from flowcore.records.values import (
+    JAVA_DECIMAL_PATTERN,
+    JAVA_DOUBLE_TEXT,
+    JAVA_INTEGER_PATTERN,
+    JAVA_INTEGER_TEXT,
+    JAVA_SPACE,
+    FieldError,
+    TemporalFormats,
+    coerce,
+    decoder,
+    to_text,
+)
 
 __all__ = ["conform"]
 
@@ -173,16 +183,11 @@ def _parse_each(
 
 # --- NiFi's conversions where Arrow's casts differ -------------------------------------------
 
-#: Text Java's Integer.parseInt and Long.parseLong read: an optional sign, then digits.
-_INTEGRAL_TEXT = r"^[+-]?[0-9]+$"
+#: Text Java's Integer.parseInt and Long.parseLong read, for Arrow's regexes (ASCII digits).
+_INTEGRAL_TEXT = f"^{JAVA_INTEGER_PATTERN}$"
 #: Decimal text Java's Double.parseDouble reads the same as Arrow's cast (no NaN, Infinity,
 #: spaces, hex or d/f suffix: those go value by value).
-_DECIMAL_TEXT = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
-#: Java's Double.parseDouble (after its trim of characters up to a space), NaN and Infinity too.
-_JAVA_DOUBLE = re.compile(
-    r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)[fFdD]?", re.ASCII
-)
-_JAVA_INTEGRAL = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_DECIMAL_TEXT = f"^{JAVA_DECIMAL_PATTERN}$"
 _LONG = (-(2**63), 2**63 - 1)
 
 
@@ -351,7 +356,7 @@ def _integral(value: Any, target: pa.DataType) -> Any:
     if isinstance(value, str):
         if not value.strip():
             return None
-        if not _JAVA_INTEGRAL.fullmatch(value):
+        if not JAVA_INTEGER_TEXT.fullmatch(value):
             return _REFUSED
         number = int(value)
     elif isinstance(value, float):
@@ -379,14 +384,10 @@ def _floating(value: Any) -> Any:
     if isinstance(value, (int, float, Decimal)):
         return float(value)
     if isinstance(value, str):
-        text = value.strip(_JAVA_SPACE)
+        text = value.strip(JAVA_SPACE)
         if not text:
             return None
-        if not _JAVA_DOUBLE.fullmatch(text):
+        if not JAVA_DOUBLE_TEXT.fullmatch(text):
             return _REFUSED
-        return float(text.rstrip("fFdD").replace("Infinity", "inf"))
+        return float(text.rstrip("fFdD"))
     return _REFUSED
-
-
-#: What Java's String.trim (and so Double.parseDouble) strips: characters up to a space.
-_JAVA_SPACE = "".join(chr(c) for c in range(33))
