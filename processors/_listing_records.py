@@ -28,6 +28,7 @@ from flowcore.records.schema import (
     MapType,
     RecordField,
     RecordSchema,
+    cast_column,
 )
 from flowcore.session.process_session import ProcessSession
 
@@ -93,7 +94,7 @@ def write_listing(
         if pa.types.is_map(field.type):
             values = [None if v is None else list(v.items()) for v in values]
         if pa.types.is_timestamp(field.type):  # epoch millis into the record's microseconds
-            columns[field.name] = pa.array(values, pa.timestamp("ms")).cast(field.type)
+            columns[field.name] = cast_column(pa.array(values, pa.int64()), field.type)
             continue
         columns[field.name] = pa.array(values, type=field.type)
     table = pa.Table.from_pydict(columns, schema=arrow)

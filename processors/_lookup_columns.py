@@ -28,6 +28,7 @@ from flowcore.records.schema import (
     RecordSchema,
     SimpleType,
     arrow_type,
+    cast_column,
 )
 from flowcore.records.values import TemporalFormats, coerce, decoder
 from processors._lookup_records import Lookups, RecordLookup, with_text
@@ -155,7 +156,7 @@ def _written(
         answers = _converted(answers, STRING, wider)
         column = pc.if_else(matched, answers, existing)
     else:
-        column = pc.if_else(matched, _cast(answers, field.type), batch.column(position))
+        column = pc.if_else(matched, cast_column(answers, field.type), batch.column(position))
     columns = list(batch.columns)
     columns[position] = column
     return pa.RecordBatch.from_arrays(columns, schema=batch.schema.set(position, field))
@@ -168,7 +169,7 @@ def _converted(column: pa.Array, have: DataType, want: DataType) -> pa.Array:
     the column; any other value's is :func:`coerce`'s, once for each distinct value.
     """
     if have == want or not isinstance(want, ChoiceType):
-        return _cast(column, arrow_type(want))
+        return cast_column(column, arrow_type(want))
     if (have.name in _INTEGERS and pa.types.is_integer(column.type)) or (
         have.name == "boolean" and pa.types.is_boolean(column.type)
     ):
@@ -188,14 +189,6 @@ def _converted(column: pa.Array, have: DataType, want: DataType) -> pa.Array:
     return texts if indices is None else pc.take(texts, indices)
 
 
-def _cast(column: pa.Array, target: pa.DataType) -> pa.Array:
-    """*column* cast to *target*: an integer into a timestamp is epoch milliseconds (NiFi's)."""
-    if pa.types.is_timestamp(target) and pa.types.is_integer(column.type):
-        millis = pc.cast(pc.cast(column, pa.int64()), pa.timestamp("ms", target.tz))
-        return millis.cast(target)
-    return column.cast(target)
-
-
 def conform(batch: pa.RecordBatch, schema: RecordSchema) -> pa.RecordBatch:
     """*batch* as *schema*'s fields, in order (nulls for a field it lacks), cast to them."""
     target = schema.to_arrow()
@@ -207,5 +200,5 @@ def conform(batch: pa.RecordBatch, schema: RecordSchema) -> pa.RecordBatch:
             continue
         have = RecordSchema.from_arrow(pa.schema([batch.schema.field(position)])).fields[0].type
         want = schema.fields[len(columns)].type
-        columns.append(_cast(_converted(batch.column(position), have, want), field.type))
+        columns.append(cast_column(_converted(batch.column(position), have, want), field.type))
     return pa.RecordBatch.from_arrays(columns, schema=target)

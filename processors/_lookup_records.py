@@ -21,7 +21,7 @@ import pyarrow as pa
 from flowcore.record_path import RecordPath
 from flowcore.record_path._values import FieldValue
 from flowcore.records._batches import batches_of
-from flowcore.records.inference import infer_value_type
+from flowcore.records.inference import infer_value_type, merge_types
 from flowcore.records.schema import (
     STRING,
     ArrayType,
@@ -273,12 +273,6 @@ def _widened(dtype: DataType, value: Any, hints: RecordSchema | None) -> DataTyp
     return dtype
 
 
-#: NiFi's RecordFieldType order, which sorts a CHOICE's options (DataTypeUtils.mergeDataTypes).
-_FIELD_TYPE_ORDER = (
-    *("boolean", "byte", "short", "int", "long", "bigint", "float", "double", "decimal"),
-    *("timestamp", "date", "time", "uuid", "char", "enum", "string", "record", "choice"),
-    *("array", "map"),
-)
 #: Types whose values are text in a record: a text value in them is no lookup answer's mark.
 _TEXT_VALUED = frozenset({"string", "char", "uuid", "enum", "date", "time", "timestamp"})
 
@@ -296,16 +290,15 @@ def with_text(dtype: DataType) -> DataType:
     if isinstance(dtype, ChoiceType):
         if any(option.name in _TEXT_VALUED for option in dtype.options):
             return dtype
-        options = [*dtype.options, STRING]
-    elif dtype.name in ("char", "uuid"):
+        # the options as they are (one that widens another is not merged into it), and STRING
+        return ChoiceType(sorted([*dtype.options, STRING], key=DataType.order))
+    if dtype.name in ("char", "uuid"):
         return STRING
-    elif dtype.name in _TEXT_VALUED or not isinstance(dtype, SimpleType | DecimalType):
+    if dtype.name in _TEXT_VALUED or not isinstance(dtype, SimpleType | DecimalType):
         return dtype
-    else:
-        options = [dtype, STRING]
-    order = {name: index for index, name in enumerate(_FIELD_TYPE_ORDER)}
-    options.sort(key=lambda option: order.get(option.name, len(order)))
-    return ChoiceType(tuple(options))
+    merged = merge_types(dtype, STRING)
+    assert merged is not None  # merging two types is never None
+    return merged
 
 
 def rows_to_batch(rows: list[dict[str, Any]], schema: RecordSchema) -> pa.RecordBatch:

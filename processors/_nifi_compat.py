@@ -58,6 +58,7 @@ from flowcore.records.schema import (
     RecordType,
     SimpleType,
 )
+from flowcore.records.values import JAVA_INTEGER_TEXT
 
 __all__ = ["TEMPORAL", "compatible", "incompatible"]
 
@@ -71,8 +72,6 @@ _RANGES: dict[str, tuple[int, int] | None] = {
     "long": (-(2**63), 2**63 - 1),
     "bigint": None,
 }
-#: DataTypeUtils.isIntegral: an optional sign, then digits (Character.isDigit: any script's).
-_INTEGRAL = re.compile(r"[+-]?\d+")
 #: DataTypeUtils' FLOATING_POINT_PATTERN and DECIMAL_PATTERN (Java's \d is ASCII).
 _FLOATING = re.compile(
     r"[-+]?(Infinity|NaN|[0-9]+(\.[0-9]*)?([eE][-+]?[0-9]+)?|\.[0-9]+([eE][-+]?[0-9]+)?)"
@@ -235,7 +234,7 @@ def _number_compatible(value: Any, name: str) -> bool:
     if not isinstance(value, str):
         return False
     if name in _RANGES:
-        if not _INTEGRAL.fullmatch(value):
+        if not JAVA_INTEGER_TEXT.fullmatch(value):
             return False
         limits = _RANGES[name]
         return limits is None or limits[0] <= int(value) <= limits[1]

@@ -26,10 +26,9 @@ from flowcore.records.schema import (
     SimpleType,
     arrow_type,
 )
-from flowcore.records.values import FieldError, TemporalFormats, coerce
+from flowcore.records.values import JAVA_SPACE, FieldError, TemporalFormats, coerce
 
 __all__ = [
-    "TRIMMED",
     "BadValue",
     "Ends",
     "Numbers",
@@ -45,7 +44,7 @@ __all__ = [
 def clean(value: str, dialect: CsvDialect, *, trim_double_quote: bool) -> str | None:
     """One value as NiFi's CSVReader reads it: trimmed, unquoted once, empty or Null String null."""
     if dialect.trim or dialect.ignore_surrounding_spaces:
-        value = value.strip(TRIMMED)
+        value = value.strip(JAVA_SPACE)  # Commons CSV's trim
     if dialect.null_string is not None and value == dialect.null_string:
         return None
     if trim_double_quote and len(value) > 1 and value[0] == value[-1] == '"':
@@ -69,7 +68,7 @@ def clean_column_ends(
     """
     bounds = ends(strings)
     if (dialect.trim or dialect.ignore_surrounding_spaces) and bounds.may_have_space():
-        strings = pc.utf8_trim(strings, TRIMMED)
+        strings = pc.utf8_trim(strings, JAVA_SPACE)
         bounds = ends(strings)
     if dialect.null_string is not None:
         strings = pc.if_else(pc.equal(strings, dialect.null_string), None, strings)
@@ -123,10 +122,6 @@ def unquoted(strings: pa.Array, bounds: Ends | None = None) -> pa.Array:
 
 
 _QUOTE = ord('"')
-
-
-#: What Commons CSV's trim takes off both ends: every character up to a space.
-TRIMMED = "".join(chr(c) for c in range(33))
 
 
 class Ends:

@@ -37,7 +37,7 @@ from flowcore.records.csv_format import (
 )
 from flowcore.records.options import nifi
 from flowcore.records.schema import DataType, RecordSchema, arrow_type, to_millis
-from flowcore.records.values import decoder, to_text
+from flowcore.records.values import JAVA_SPACE, decoder, to_text
 
 __all__ = ["CsvRecordWriter", "CsvWriterOptions", "write_csv"]
 
@@ -338,7 +338,7 @@ class CsvPrinter:
         d = self.d
         nulls = pc.is_null(texts)
         if d.trim:
-            texts = pc.utf8_trim(texts, _TRIMMED)
+            texts = pc.utf8_trim(texts, JAVA_SPACE)
         if d.quote and d.quote_mode != QUOTE_NONE:
             mode = d.quote_mode
             if mode in (QUOTE_ALL, QUOTE_ALL_NON_NULL) or (
@@ -463,10 +463,6 @@ class CsvPrinter:
         return "".join(out)
 
 
-#: What Commons CSV's trim takes off both ends: every character up to a space.
-_TRIMMED = "".join(chr(c) for c in range(33))
-
-
 def _trim(text: str) -> str:
-    """Commons CSV's trim: characters up to a space off both ends."""
-    return text.strip(_TRIMMED)
+    """Commons CSV's trim: every character up to a space off both ends (Java's ``trim``)."""
+    return text.strip(JAVA_SPACE)

@@ -35,22 +35,38 @@ from flowcore.records.schema import (
     SimpleType,
 )
 
-__all__ = ["FieldError", "TemporalFormats", "batch_rows", "coerce", "coerce_record"]
+__all__ = [
+    "JAVA_DECIMAL_PATTERN",
+    "JAVA_DOUBLE_TEXT",
+    "JAVA_INTEGER_PATTERN",
+    "JAVA_INTEGER_TEXT",
+    "JAVA_SPACE",
+    "FieldError",
+    "TemporalFormats",
+    "batch_rows",
+    "coerce",
+    "coerce_record",
+]
 
 #: Java's ``Integer.parseInt``/``Long.parseLong``/``new BigInteger`` text and NiFi's
 #: ``DataTypeUtils.isIntegral``: a sign, then decimal digits only (no point, exponent,
-#: underscore or space). ``\d`` is a Unicode decimal digit, as Java's ``Character.digit``.
-_INTEGRAL_TEXT = re.compile(r"[+-]?\d+")
+#: underscore or space). ``\d`` is a Unicode decimal digit in Python, as Java's
+#: ``Character.digit``; Arrow's (RE2) ``match_substring_regex`` reads it as ``[0-9]``.
+JAVA_INTEGER_PATTERN = r"[+-]?\d+"
+JAVA_INTEGER_TEXT = re.compile(JAVA_INTEGER_PATTERN)
+
+_DECIMAL_DIGITS = r"(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?"
+#: Decimal text Java's ``Double.parseDouble`` reads: a sign, digits with an optional point,
+#: an optional exponent (no ``NaN``, ``Infinity``, type suffix or spaces).
+JAVA_DECIMAL_PATTERN = rf"[+-]?{_DECIMAL_DIGITS}"
 
 #: Java's ``Double.parseDouble`` text (its ``FloatingDecimal``), hexadecimal forms aside: signed
 #: ``NaN``, ``Infinity`` or a decimal with an optional exponent and ``f``/``d`` suffix. Python's
 #: ``float`` also takes ``1_000``, ``inf`` and ``nan``, which Java refuses.
-_JAVA_DOUBLE = re.compile(
-    r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?)"
-)
+JAVA_DOUBLE_TEXT = re.compile(rf"[+-]?(?:NaN|Infinity|{_DECIMAL_DIGITS}[fFdD]?)")
 
 #: What Java's ``String.trim`` (and so ``parseDouble``) strips: every character up to a space.
-_JAVA_SPACE = "".join(map(chr, range(33)))
+JAVA_SPACE = "".join(map(chr, range(33)))
 
 _RANGES = {
     "byte": (-(2**7), 2**7 - 1),
@@ -333,7 +349,7 @@ def _to_integral(value: Any, kind: str) -> int:
     if isinstance(value, bool):
         raise TypeError(value)
     if isinstance(value, str):
-        if not _INTEGRAL_TEXT.fullmatch(value):
+        if not JAVA_INTEGER_TEXT.fullmatch(value):
             msg = f"{value!r} is not a whole number"
             raise ValueError(msg)
         number = int(value)
@@ -365,8 +381,8 @@ def _to_float(value: Any) -> float:
     if isinstance(value, (int, float, Decimal)):
         return float(value)
     if isinstance(value, str):
-        text = value.strip(_JAVA_SPACE)
-        if not _JAVA_DOUBLE.fullmatch(text):
+        text = value.strip(JAVA_SPACE)
+        if not JAVA_DOUBLE_TEXT.fullmatch(text):
             msg = f"{value!r} is not a number"
             raise ValueError(msg)
         return float(text.rstrip("fFdD"))

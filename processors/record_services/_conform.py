@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import json
 import math
-import re
 from decimal import Decimal
 from typing import Any
 
@@ -31,8 +30,25 @@ import pyarrow.compute as pc
 
 from flowcore.errors import RecordError
 from flowcore.records import formats
-from flowcore.records.schema import ChoiceType, RecordSchema, cast_column, nifi_type_of_arrow
-from flowcore.records.values import FieldError, TemporalFormats, coerce, decoder, to_text
+from flowcore.records.schema import (
+    ChoiceType,
+    DataType,
+    RecordSchema,
+    cast_column,
+    nifi_type_of_arrow,
+)
+from flowcore.records.values import (
+    JAVA_DECIMAL_PATTERN,
+    JAVA_DOUBLE_TEXT,
+    JAVA_INTEGER_PATTERN,
+    JAVA_INTEGER_TEXT,
+    JAVA_SPACE,
+    FieldError,
+    TemporalFormats,
+    coerce,
+    decoder,
+    to_text,
+)
 
 __all__ = ["conform"]
 
@@ -55,15 +71,19 @@ def conform(
     STRING formats it with them), each unset one NiFi's default.
     """
     arrays = []
-    for field in target:
+    wanted = RecordSchema.from_arrow(target).fields  # the target's NiFi types, once a call
+    for field, want in zip(target, wanted, strict=True):
         index = batch.schema.get_field_index(field.name)
         if index < 0:
             arrays.append(pa.nulls(batch.num_rows, field.type))
             continue
         column = batch.column(index)
-        if _is_choice(batch.schema.field(index)) != _is_choice(field):
-            converter = _to_choice if _is_choice(field) else _from_choice
-            arrays.append(converter(column, field, first, batch.schema.field(index)))
+        have = _nifi_type(batch.schema.field(index))
+        if isinstance(have, ChoiceType) != isinstance(want.type, ChoiceType):
+            if isinstance(want.type, ChoiceType):
+                arrays.append(_to_choice(column, field.name, want.type, have, first))
+            else:
+                arrays.append(_from_choice(column, field, first))
             continue
         if column.type == field.type:
             arrays.append(column)
@@ -173,16 +193,11 @@ def _parse_each(
 
 # --- NiFi's conversions where Arrow's casts differ -------------------------------------------
 
-#: Text Java's Integer.parseInt and Long.parseLong read: an optional sign, then digits.
-_INTEGRAL_TEXT = r"^[+-]?[0-9]+$"
+#: Text Java's Integer.parseInt and Long.parseLong read, for Arrow's regexes (ASCII digits).
+_INTEGRAL_TEXT = f"^{JAVA_INTEGER_PATTERN}$"
 #: Decimal text Java's Double.parseDouble reads the same as Arrow's cast (no NaN, Infinity,
 #: spaces, hex or d/f suffix: those go value by value).
-_DECIMAL_TEXT = r"^[+-]?([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?$"
-#: Java's Double.parseDouble (after its trim of characters up to a space), NaN and Infinity too.
-_JAVA_DOUBLE = re.compile(
-    r"[+-]?(NaN|Infinity|([0-9]+\.?[0-9]*|\.[0-9]+)([eE][+-]?[0-9]+)?)[fFdD]?", re.ASCII
-)
-_JAVA_INTEGRAL = re.compile(r"[+-]?[0-9]+", re.ASCII)
+_DECIMAL_TEXT = f"^{JAVA_DECIMAL_PATTERN}$"
 _LONG = (-(2**63), 2**63 - 1)
 
 
@@ -206,36 +221,36 @@ def _agrees(source: pa.DataType, target: pa.DataType) -> bool:
     return True
 
 
-def _is_choice(field: pa.Field) -> bool:
-    """Whether *field* is a NiFi CHOICE (its values JSON text, one a value)."""
-    return isinstance(RecordSchema.from_arrow(pa.schema([field])).fields[0].type, ChoiceType)
+def _nifi_type(field: pa.Field) -> DataType:
+    """*field*'s NiFi type (a CHOICE's values are JSON text, one a value)."""
+    return RecordSchema.from_arrow(pa.schema([field])).fields[0].type
 
 
-def _to_choice(column: Any, field: pa.Field, first: int, source: pa.Field) -> pa.Array:
-    """A column's values as a CHOICE's JSON text, each as the option NiFi would pick.
+def _to_choice(
+    column: Any, name: str, choice: ChoiceType, source: DataType, first: int
+) -> pa.Array:
+    """A column's values (of NiFi type *source*) as *choice*'s JSON text, NiFi's option each.
 
     Raises:
         RecordError: a value fits none of the options, naming its record and field.
     """
-    choice = RecordSchema.from_arrow(pa.schema([field])).fields[0].type
-    decode = decoder(RecordSchema.from_arrow(pa.schema([source])).fields[0].type)
+    decode = decoder(source)
     texts = []
     for number, value in enumerate(column.to_pylist(), first):
         try:
-            texts.append(coerce(decode(value), choice, TemporalFormats(), field.name))
+            texts.append(coerce(decode(value), choice, TemporalFormats(), name))
         except FieldError as exc:
-            msg = f"record {number}, field {field.name!r}: {exc}"
-            raise RecordError(msg, record=number, field=field.name) from None
+            msg = f"record {number}, field {name!r}: {exc}"
+            raise RecordError(msg, record=number, field=name) from None
     return pa.array(texts, pa.string())
 
 
-def _from_choice(column: Any, field: pa.Field, first: int, source: pa.Field) -> pa.Array:
+def _from_choice(column: Any, field: pa.Field, first: int) -> pa.Array:
     """A CHOICE column's values (JSON text) decoded, then converted by NiFi's rules.
 
-    A reader that inferred a CHOICE holds each value as its JSON text; the writer's field
-    takes the value itself (``"1"`` is the text 1, not the quoted text).
+    A reader that inferred a CHOICE holds each value as its JSON text (whatever its options);
+    the writer's field takes the value itself (``"1"`` is the text 1, not the quoted text).
     """
-    del source  # a CHOICE's values are JSON text whatever its options
     values = [None if text is None else json.loads(text) for text in column.to_pylist()]
     target = field.type
     if _nifi_rules(target) or _is_text(target) or _coerced(target):
@@ -351,7 +366,7 @@ def _integral(value: Any, target: pa.DataType) -> Any:
     if isinstance(value, str):
         if not value.strip():
             return None
-        if not _JAVA_INTEGRAL.fullmatch(value):
+        if not JAVA_INTEGER_TEXT.fullmatch(value):
             return _REFUSED
         number = int(value)
     elif isinstance(value, float):
@@ -379,14 +394,10 @@ def _floating(value: Any) -> Any:
     if isinstance(value, (int, float, Decimal)):
         return float(value)
     if isinstance(value, str):
-        text = value.strip(_JAVA_SPACE)
+        text = value.strip(JAVA_SPACE)
         if not text:
             return None
-        if not _JAVA_DOUBLE.fullmatch(text):
+        if not JAVA_DOUBLE_TEXT.fullmatch(text):
             return _REFUSED
-        return float(text.rstrip("fFdD").replace("Infinity", "inf"))
+        return float(text.rstrip("fFdD"))
     return _REFUSED
-
-
-#: What Java's String.trim (and so Double.parseDouble) strips: characters up to a space.
-_JAVA_SPACE = "".join(chr(c) for c in range(33))

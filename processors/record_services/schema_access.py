@@ -621,20 +621,22 @@ class _SchemaAttributes:
         self._schema = schema
         self._attributes = attributes
         self.schema = schema
+        self._target = schema.to_arrow()
+        self._formats = self._writer_formats()  # once: the service's properties, not per batch
         self._written = 0  # records written so far: a bad value's record number counts from 1
 
     def write(self, batch: pa.RecordBatch | pa.Table) -> None:
         """Write every record of *batch*, cast to the writer's schema when it differs."""
-        target = self._schema.to_arrow()
+        target = self._target
         # the metadata too: a CHOICE column is text like a STRING one, its values JSON text
         if batch.schema.names != target.names or not batch.schema.equals(
             target, check_metadata=True
         ):
-            batch = conform(batch, target, first=self._written + 1, formats_=self._formats())
+            batch = conform(batch, target, first=self._written + 1, formats_=self._formats)
         self._inner.write(batch)
         self._written += batch.num_rows
 
-    def _formats(self) -> TemporalFormats:
+    def _writer_formats(self) -> TemporalFormats:
         """The writer's Date, Time and Timestamp Format (unset where it has none)."""
         names = ("Date Format", "Time Format", "Timestamp Format")
         given = [

@@ -24,16 +24,11 @@ import re
 
 from flowcore.errors import ConfigurationError
 from flowcore.records.formats import pattern
+from flowcore.records.values import JAVA_DOUBLE_TEXT, JAVA_SPACE
 
 __all__ = ["binary_value", "number_value", "temporal_value"]
 
 _LONG = re.compile(r"-?\d{1,19}")
-#: Java's ``Double.parseDouble``/``Float.parseFloat`` (decimal forms; no ``_``, no ``inf``):
-#: control characters and spaces around, a type suffix allowed.
-_JAVA_DOUBLE = re.compile(
-    r"[\x00-\x20]*(?P<number>[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)"
-    r"(?:[eE][+-]?[0-9]+)?))[fFdD]?[\x00-\x20]*"
-)
 #: ``new BigDecimal(text)``: a sign, digits with a point, an exponent; nothing else.
 _BIG_DECIMAL = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 #: Java's basic Base64 decoder: the alphabet, the padding optional but right when present.
@@ -100,11 +95,11 @@ def number_value(kind: str, text: str) -> float | decimal.Decimal:
             msg = f"{text!r} is not a {kind} (digits, a point and an exponent: BigDecimal's form)"
             raise ValueError(msg)
         return decimal.Decimal(text)
-    match = _JAVA_DOUBLE.fullmatch(text)
-    if match is None:
+    number = text.strip(JAVA_SPACE)  # Java's Double.parseDouble/Float.parseFloat trim
+    if JAVA_DOUBLE_TEXT.fullmatch(number) is None:
         msg = f"For input string: {text!r} (not a {kind} in Java's syntax)"
         raise ValueError(msg)
-    return float(match["number"])
+    return float(number.rstrip("fFdD"))
 
 
 def binary_value(text: str, fmt: str) -> bytes:

@@ -23,6 +23,7 @@ import pyarrow as pa
 
 from flowcore.errors import ProcessException
 from flowcore.processor.context import ProcessContext
+from flowcore.records.values import JAVA_SPACE
 from processors.sql._column_insert import column_insert, usable
 from processors.sql.put_record_properties import (
     BINARY_STRING_FORMAT_BASE64,
@@ -120,7 +121,7 @@ _NORMALIZERS: dict[str, Callable[[str], str]] = {
 
 def _java_trim(text: str) -> str:
     """Java's ``String.trim``: characters up to U+0020 off both ends (not Unicode spaces)."""
-    return text.strip("".join(chr(c) for c in range(0x21)))
+    return text.strip(JAVA_SPACE)
 
 
 def translate(name: str, strategy: str = REMOVE_UNDERSCORE, pattern: str | None = None) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from flowcore.errors import FlowcoreError, ProcessException
+from flowcore.records.values import JAVA_INTEGER_TEXT
 from processors.sql.arg_formats import binary_value, number_value, temporal_value
 
 __all__ = [
@@ -112,12 +113,11 @@ def bind_value(jdbc_type: int, text: str | None, fmt: str | None = None) -> Any:
 
 #: Java's integer types by JDBC name: their width in bits (Byte/Short/Integer/Long.parseX).
 _INTEGER_BITS = {"TINYINT": 8, "SMALLINT": 16, "INTEGER": 32, "BIGINT": 64}
-_JAVA_INTEGER = re.compile(r"[+-]?\d+")
 
 
 def _java_integer(text: str, bits: int) -> int:
     """Java's ``Integer.parseInt`` and kin: digits after an optional sign, in the type's range."""
-    if _JAVA_INTEGER.fullmatch(text) is None:
+    if JAVA_INTEGER_TEXT.fullmatch(text) is None:
         msg = f"For input string: {text!r}"
         raise ValueError(msg)
     value = int(text)
