@@ -28,7 +28,6 @@ from flowcore.record_path import RecordPath
 from flowcore.records.schema import RecordSchema
 from flowcore.records.values import batch_rows
 from processors._calcite_duckdb import (
-    calcite_connection,
     calcite_relation,
     choice_hint,
     passed_columns,
@@ -248,9 +247,16 @@ def _spilled(original: Side, schema: pa.Schema, folder: str) -> pa.Table:
 
 
 def sql_join(
-    original: Side, original_schema: pa.Schema, enrichment: pa.Table, sql: str
+    connection: duckdb.DuckDBPyConnection,
+    original: Side,
+    original_schema: pa.Schema,
+    enrichment: pa.Table,
+    sql: str,
 ) -> Iterator[pa.RecordBatch]:
-    """Run *sql* over ``original`` and ``enrichment`` (a table) in DuckDB.
+    """Run *sql* over ``original`` and ``enrichment`` (a table) on *connection* (Calcite's).
+
+    Both tables are unregistered when the result ends or is closed (the connection is the
+    thread's, kept across joins).
 
     ``original`` is streamed when the query names it once; when it names it more than once
     (a self-join: ``FROM original o1 JOIN original o2``) it is spilled to a temporary Arrow
@@ -260,8 +266,8 @@ def sql_join(
         duckdb.Error: the SQL is invalid or fails on the data.
     """
     enrichment_schema = enrichment.schema
-    connection = calcite_connection()
     spill = tempfile.TemporaryDirectory(prefix="flowcore-join-")
+    result = None
     try:
         as_sql = sql_schema(original_schema)
         same = sql_batches(original, as_sql)
@@ -298,5 +304,9 @@ def sql_join(
     except duckdb.ConversionException as error:
         raise choice_hint(error, pa.schema([*original_schema, *enrichment_schema])) from error
     finally:
-        connection.close()
+        # DuckDB refuses to unregister under an open result
+        if result is not None:
+            result.close()
+        connection.unregister("original")
+        connection.unregister("enrichment")
         spill.cleanup()

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Iterator, Mapping
 from typing import ClassVar
 
@@ -32,7 +30,7 @@ from flowcore.validators import (
     ValidationResult,
 )
 from processors._calcite_duckdb import (
-    calcite_connection,
+    DuckConnections,
     calcite_relation,
     choice_hint,
     passed_columns,
@@ -52,41 +50,6 @@ RESULT_BATCH_ROWS = 65536
 #: Content bytes up to which a FlowFile's records are read once into a table all its queries
 #: run over; a larger content is streamed to each query (memory: a batch).
 TABLE_BYTES = 16 << 20
-
-
-class DuckConnections:
-    """One DuckDB connection per thread for one QueryRecord, all closed when it stops.
-
-    A connection costs ~20 ms to open (set up for Calcite's SQL: ``_calcite_duckdb``) against
-    ~1 ms a query, so a thread keeps its own (a connection is not shared between threads;
-    each query registers FLOWFILE and unregisters it after). :meth:`close` (the processor's
-    ``on_stopped``, or the processor being collected, as on a Spark executor that drops its
-    copy) closes every one.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._by_thread: dict[int, duckdb.DuckDBPyConnection] = {}
-
-    def __len__(self) -> int:
-        return len(self._by_thread)
-
-    def get(self) -> duckdb.DuckDBPyConnection:
-        """This thread's connection (opened at its first query)."""
-        thread = threading.get_ident()
-        connection = self._by_thread.get(thread)
-        if connection is None:
-            connection = calcite_connection()
-            with self._lock:
-                self._by_thread[thread] = connection
-        return connection
-
-    def close(self) -> None:
-        """Close every thread's connection (the next query opens a new one)."""
-        with self._lock:
-            connections, self._by_thread = list(self._by_thread.values()), {}
-        for connection in connections:
-            connection.close()
 
 
 REL_ORIGINAL = Relationship(
@@ -236,12 +199,7 @@ class QueryRecord(Processor):
 
     def _duck(self) -> DuckConnections:
         """This processor's DuckDB connections (made at the first query, closed when stopped)."""
-        connections = self.__dict__.get("_connections")
-        if connections is None:
-            connections = DuckConnections()
-            self.__dict__["_connections"] = connections
-            weakref.finalize(self, connections.close)
-        return connections
+        return DuckConnections.of(self)
 
     def on_stopped(self, context: ProcessContext) -> None:
         """Close the DuckDB connection of every thread that ran a query."""
