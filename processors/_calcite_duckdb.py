@@ -39,7 +39,8 @@ from __future__ import annotations
 import json
 import threading
 import weakref
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 
 import duckdb
 import pyarrow as pa
@@ -56,6 +57,7 @@ __all__ = [
     "passed_columns",
     "result_batches",
     "result_schema",
+    "run_query",
     "sql_batches",
     "sql_schema",
 ]
@@ -179,6 +181,59 @@ def calcite_relation(
         if rewritten is not None:
             return connection.sql(rewritten)
     return connection.sql(sql)
+
+
+@contextmanager
+def run_query(
+    connection: duckdb.DuckDBPyConnection,
+    sql: str,
+    inputs: Sequence[pa.Schema],
+    rows: int,
+    *,
+    not_select: str,
+    rename: Callable[[list[str]], list[str]] | None = None,
+) -> Iterator[tuple[pa.Schema, Iterator[pa.RecordBatch]]]:
+    """Run *sql* (over tables registered on *connection*, of schemas *inputs*).
+
+    Yields its NiFi-typed schema (:func:`result_schema`) and its batches of up to *rows*
+    rows under it; the result is closed on leaving (DuckDB refuses to unregister a table
+    under an open result). *rename* gives the result columns other names (JoinEnrichment's
+    Calcite names of repeated columns); a renamed column passes through the one of its
+    DuckDB name.
+
+    Raises:
+        duckdb.InvalidInputException: *sql* is not a SELECT (*not_select* says so).
+        duckdb.Error: the SQL is invalid or fails on the data; DuckDB failing to read text
+            as JSON (here or in the body) says how to compare a CHOICE (:func:`choice_hint`).
+    """
+    result = None
+    try:
+        relation = calcite_relation(connection, sql)
+        if relation is None:  # a statement that returns no rows (CREATE, SET ...)
+            raise duckdb.InvalidInputException(not_select)
+        sql_types = [str(t) for t in relation.types]
+        # parsed before the result opens: DuckDB runs nothing else under an open one
+        passed = passed_columns(connection, sql) if "JSON" in sql_types else None
+        stream = getattr(relation, "to_arrow_reader", None)
+        result = (stream or relation.fetch_arrow_reader)(rows)
+        names = result.schema.names if rename is None else rename(result.schema.names)
+        renamed = result.schema
+        if names != result.schema.names:
+            if passed is not None:  # a repeated column (v0) passes through the one of its name
+                renamed_from = zip(result.schema.names, names, strict=True)
+                passed = {**passed, **{n.lower(): ((o,),) for o, n in renamed_from if n != o}}
+            renamed = pa.schema([f.with_name(n) for f, n in zip(result.schema, names, strict=True)])
+        schema = result_schema(renamed, sql_types, inputs, passed)
+        batches = (
+            batch.rename_columns(names) if names != batch.schema.names else batch
+            for batch in result
+        )
+        yield schema, result_batches(batches, schema)
+    except duckdb.ConversionException as error:
+        raise choice_hint(error, pa.schema([f for s in inputs for f in s])) from error
+    finally:
+        if result is not None:
+            result.close()
 
 
 def _calcite_avg(connection: duckdb.DuckDBPyConnection, sql: str) -> str | None:

@@ -28,11 +28,7 @@ from flowcore.record_path import RecordPath
 from flowcore.records.schema import RecordSchema
 from flowcore.records.values import batch_rows
 from processors._calcite_duckdb import (
-    calcite_relation,
-    choice_hint,
-    passed_columns,
-    result_batches,
-    result_schema,
+    run_query,
     sql_batches,
     sql_schema,
 )
@@ -267,7 +263,6 @@ def sql_join(
     """
     enrichment_schema = enrichment.schema
     spill = tempfile.TemporaryDirectory(prefix="flowcore-join-")
-    result = None
     try:
         as_sql = sql_schema(original_schema)
         same = sql_batches(original, as_sql)
@@ -281,32 +276,16 @@ def sql_join(
         if enrichment_sql is not enrichment.schema:  # it has CHOICE fields
             enrichment = enrichment.cast(enrichment_sql)
         connection.register("enrichment", enrichment)
-        relation = calcite_relation(connection, sql)
-        if relation is None:
-            msg = f"the SQL is not a SELECT statement: {sql}"
-            raise duckdb.InvalidInputException(msg)
-        sql_types = [str(t) for t in relation.types]
-        # parsed before the result opens: DuckDB runs nothing else under an open one
-        passed = passed_columns(connection, sql) if "JSON" in sql_types else None
-        stream = getattr(relation, "to_arrow_reader", None)
-        result = (stream or relation.fetch_arrow_reader)(RESULT_BATCH_ROWS)
-        names = _unique_names(result.schema.names)
-        if passed is not None:  # a repeated column (v0) passes through the one of its name
-            renamed_from = zip(result.schema.names, names, strict=True)
-            passed = {**passed, **{n.lower(): ((o,),) for o, n in renamed_from if n != o}}
-        renamed = pa.schema([f.with_name(n) for f, n in zip(result.schema, names, strict=True)])
-        schema = result_schema(renamed, sql_types, [original_schema, enrichment_schema], passed)
-        renamed_batches = (
-            batch.rename_columns(names) if names != batch.schema.names else batch
-            for batch in result
-        )
-        yield from result_batches(renamed_batches, schema)
-    except duckdb.ConversionException as error:
-        raise choice_hint(error, pa.schema([*original_schema, *enrichment_schema])) from error
-    finally:
-        # DuckDB refuses to unregister under an open result
-        if result is not None:
-            result.close()
+        with run_query(
+            connection,
+            sql,
+            [original_schema, enrichment_schema],
+            RESULT_BATCH_ROWS,
+            not_select=f"the SQL is not a SELECT statement: {sql}",
+            rename=_unique_names,
+        ) as (_, batches):
+            yield from batches
+    finally:  # after the result closes: DuckDB refuses to unregister under an open one
         connection.unregister("original")
         connection.unregister("enrichment")
         spill.cleanup()

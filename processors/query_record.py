@@ -31,11 +31,7 @@ from flowcore.validators import (
 )
 from processors._calcite_duckdb import (
     DuckConnections,
-    calcite_relation,
-    choice_hint,
-    passed_columns,
-    result_batches,
-    result_schema,
+    run_query,
     sql_batches,
     sql_schema,
 )
@@ -300,33 +296,20 @@ class QueryRecord(Processor):
         connection = self._duck().get()
         try:
             connection.register(TABLE, records)
-            result = None
             try:
-                relation = calcite_relation(connection, sql)
-                if relation is None:  # a statement that returns no rows (CREATE, SET ...)
-                    msg = f"the query {name!r} is not a SELECT statement: {sql}"
-                    raise duckdb.InvalidInputException(msg)
-                sql_types = [str(t) for t in relation.types]
-                # parsed before the result opens: DuckDB runs nothing else under an open one
-                passed = passed_columns(connection, sql) if "JSON" in sql_types else None
-                stream = getattr(relation, "to_arrow_reader", None)
-                result = (stream or relation.fetch_arrow_reader)(RESULT_BATCH_ROWS)
-                schema = result_schema(result.schema, sql_types, [records.schema], passed)
-                child, written = write_records(
-                    session,
-                    child,
-                    writer,
-                    schema,
-                    result_batches(result, schema),
-                    attributes=original.attributes,
-                )
-            except duckdb.ConversionException as error:
-                raise choice_hint(error, records.schema) from error
+                with run_query(
+                    connection,
+                    sql,
+                    [records.schema],
+                    RESULT_BATCH_ROWS,
+                    not_select=f"the query {name!r} is not a SELECT statement: {sql}",
+                ) as (schema, batches):
+                    child, written = write_records(
+                        session, child, writer, schema, batches, attributes=original.attributes
+                    )
             finally:
-                # a write that failed leaves the result open, and DuckDB refuses to unregister
-                # under an open result: that error would hide the writer's
-                if result is not None:
-                    result.close()
+                # run_query closed the result, also after a failed write: DuckDB refuses to
+                # unregister under an open one, and that error would hide the writer's
                 connection.unregister(TABLE)
         except BaseException:
             session.remove(child)
