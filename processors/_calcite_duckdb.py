@@ -41,6 +41,7 @@ import threading
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from typing import TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -61,6 +62,8 @@ __all__ = [
     "sql_batches",
     "sql_schema",
 ]
+
+_T = TypeVar("_T")
 
 #: DuckDB's JSON type, as Arrow's canonical JSON extension type (DuckDB reads it as JSON).
 _JSON = pa.json_(pa.string())
@@ -156,8 +159,8 @@ class DuckConnections:
 #: Queries rewritten for Calcite's AVG, by their text (None: not changed): a QueryRecord runs
 #: the same query for every FlowFile, and the rewrite (~4 ms) costs more than the query.
 _REWRITTEN: dict[str, str | None] = {}
-_REWRITTEN_MAX = 512  # queries
-_UNKNOWN = "\0unknown"
+#: Queries a memo (:func:`_memo`) keeps before it starts again.
+_MEMO_MAX = 512  # queries
 
 
 def calcite_relation(
@@ -172,12 +175,7 @@ def calcite_relation(
         duckdb.Error: the SQL is invalid or names what is not there.
     """
     if "avg" in sql.lower():
-        rewritten = _REWRITTEN.get(sql, _UNKNOWN)
-        if rewritten == _UNKNOWN:
-            rewritten = _calcite_avg(connection, sql)
-            if len(_REWRITTEN) >= _REWRITTEN_MAX:
-                _REWRITTEN.clear()
-            _REWRITTEN[sql] = rewritten
+        rewritten = _memo(_REWRITTEN, sql, lambda: _calcite_avg(connection, sql))
         if rewritten is not None:
             return connection.sql(rewritten)
     return connection.sql(sql)
@@ -236,6 +234,17 @@ def run_query(
             result.close()
 
 
+def _memo(cache: dict[str, _T], sql: str, make: Callable[[], _T]) -> _T:
+    """*cache*'s value for *sql*, made by *make* the first time (emptied at ``_MEMO_MAX``)."""
+    if sql in cache:
+        return cache[sql]
+    value = make()
+    if len(cache) >= _MEMO_MAX:
+        cache.clear()
+    cache[sql] = value
+    return value
+
+
 def _calcite_avg(connection: duckdb.DuckDBPyConnection, sql: str) -> str | None:
     """*sql* with each ``avg(x)`` as Calcite computes it, or None when it has none.
 
@@ -246,7 +255,7 @@ def _calcite_avg(connection: duckdb.DuckDBPyConnection, sql: str) -> str | None:
     tree = _parse(connection, sql)
     if tree is None:
         return None  # not one SELECT: DuckDB says what is wrong when it runs
-    for select in _select_nodes(tree):
+    for select in _nodes(tree, "SELECT_NODE"):
         for item in select.get("select_list") or ():
             if isinstance(item, dict) and not item.get("alias") and _has_avg(item):
                 item["alias"] = _text(connection, item)
@@ -276,17 +285,20 @@ def _text(connection: duckdb.DuckDBPyConnection, expression: dict) -> str:
     return _unparse(connection, tree).removeprefix("SELECT ")
 
 
-def _select_nodes(node: object) -> list[dict]:
-    """Every SELECT under *node* (subqueries, CTEs and UNION sides included)."""
+def _nodes(node: object, kind: str) -> list[dict]:
+    """Every node of type *kind* under *node* (subqueries, CTEs and UNION sides included).
+
+    *kind*: ``SELECT_NODE``, or ``SET_OPERATION_NODE`` (a UNION/INTERSECT/EXCEPT).
+    """
     found = []
     if isinstance(node, dict):
-        if node.get("type") == "SELECT_NODE":
+        if node.get("type") == kind:
             found.append(node)
         for item in node.values():
-            found.extend(_select_nodes(item))
+            found.extend(_nodes(item, kind))
     elif isinstance(node, list):
         for item in node:
-            found.extend(_select_nodes(item))
+            found.extend(_nodes(item, kind))
     return found
 
 
@@ -413,7 +425,6 @@ def sql_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema) -> Iterato
 #: Each query's columns a value passes through unchanged (see :func:`passed_columns`), by
 #: its text: the same query runs for every FlowFile, and parsing it costs more than it.
 _PASSED: dict[str, dict[str, tuple[tuple[str, ...] | None, ...]]] = {}
-_PASSED_MAX = 512  # queries
 
 #: Functions whose result is one of their arguments' values, unchanged (a CHOICE's JSON
 #: stays one of its values).
@@ -447,13 +458,7 @@ def passed_columns(
     query never gives (``SELECT *``) is not in it. :func:`result_schema` reads it to tell
     a CHOICE passed through from JSON the query made.
     """
-    found = _PASSED.get(sql)
-    if found is None:
-        found = _passed_names(connection, sql)
-        if len(_PASSED) >= _PASSED_MAX:
-            _PASSED.clear()
-        _PASSED[sql] = found
-    return found
+    return _memo(_PASSED, sql, lambda: _passed_names(connection, sql))
 
 
 def _passed_names(
@@ -464,12 +469,12 @@ def _passed_names(
     if tree is None:
         return {}
     given: dict[str, list[tuple[str, ...] | None]] = {}
-    for select in _select_nodes(tree):
+    for select in _nodes(tree, "SELECT_NODE"):
         for item in select.get("select_list") or ():
             name = _given_name(connection, item)
             if name is not None:
                 given.setdefault(name.lower(), []).append(_passed(item))
-    for node in _set_operation_nodes(tree):  # later sides' columns under the first's names
+    for node in _nodes(tree, "SET_OPERATION_NODE"):  # later sides' columns under the first's names
         sides = [c for c in node.get("children") or () if c.get("type") == "SELECT_NODE"]
         if len(sides) < 2:
             continue
@@ -492,20 +497,6 @@ def _given_name(connection: duckdb.DuckDBPyConnection, item: dict) -> str | None
     if _passed(item):  # DuckDB names it its text: COALESCE(v, w)
         return _text(connection, item)
     return None
-
-
-def _set_operation_nodes(node: object) -> list[dict]:
-    """Every UNION/INTERSECT/EXCEPT under *node*."""
-    found = []
-    if isinstance(node, dict):
-        if node.get("type") == "SET_OPERATION_NODE":
-            found.append(node)
-        for item in node.values():
-            found.extend(_set_operation_nodes(item))
-    elif isinstance(node, list):
-        for item in node:
-            found.extend(_set_operation_nodes(item))
-    return found
 
 
 def _passed(node: object) -> tuple[str, ...] | None:
