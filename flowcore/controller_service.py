@@ -69,7 +69,7 @@ from flowcore.service_order import (
     service_dependencies,
     service_dependents,
 )
-from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult
+from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult, masked_failures
 
 __all__ = [
     "ControllerService",
@@ -454,11 +454,7 @@ class ControllerService:
         sensitive = {
             label for d in self.descriptors() if d.sensitive for label in (d.name, d.display_name)
         } | self.sensitive_names()
-        problems.extend(
-            attrs.evolve(r, input=MASK) if r.subject in sensitive and r.input is not None else r
-            for r in self.custom_validate(active)
-            if not r.valid
-        )
+        problems.extend(masked_failures(self.custom_validate(active), sensitive))
         return tuple(problems)
 
     def custom_validate(self, values: Mapping[str, str | None]) -> Iterable[ValidationResult]:

@@ -16,13 +16,14 @@ import codecs
 import os
 import re
 import urllib.parse
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Iterable, Iterator
 from datetime import timedelta
 from typing import Any
 
 import attrs
 
 from flowcore.errors import ExpressionEvaluationError
+from flowcore.parameters import MASK
 from flowcore.patterns import compile_pattern
 from flowcore.units import format_data_size, format_time_period, parse_data_size, parse_time_period
 
@@ -58,6 +59,7 @@ __all__ = [
     "create_regex_matching_validator",
     "create_regex_validator",
     "create_time_period_validator",
+    "masked_failures",
     "missing_directory",
     "resolved_path",
 ]
@@ -90,6 +92,23 @@ class ValidationResult:
             return f"'{self.subject}' is invalid because {self.explanation}"
         shown = self.input if len(self.input) <= 200 else self.input[:197] + "..."
         return f"'{self.subject}' validated against '{shown}' is invalid because {self.explanation}"
+
+
+def masked_failures(
+    results: Iterable[ValidationResult], sensitive_labels: Collection[str]
+) -> Iterator[ValidationResult]:
+    """The failures of *results*, a failure's input masked when its subject is sensitive.
+
+    *sensitive_labels*: the names and display names of the sensitive properties (a
+    ``customValidate`` names a property either way).
+    """
+    for result in results:
+        if result.valid:
+            continue
+        if result.subject in sensitive_labels and result.input is not None:
+            yield attrs.evolve(result, input=MASK)
+        else:
+            yield result
 
 
 def _ok(subject: str, value: str) -> ValidationResult:

@@ -37,7 +37,11 @@ What is left different is listed in docs/processors.md (QueryRecord's SQL).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+import threading
+import weakref
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import TypeVar
 
 import duckdb
 import pyarrow as pa
@@ -47,15 +51,19 @@ from processors._rpath_functions import RPATH_FUNCTIONS
 
 __all__ = [
     "CALCITE_MACROS",
+    "DuckConnections",
     "calcite_connection",
     "calcite_relation",
     "choice_hint",
     "passed_columns",
     "result_batches",
     "result_schema",
+    "run_query",
     "sql_batches",
     "sql_schema",
 ]
+
+_T = TypeVar("_T")
 
 #: DuckDB's JSON type, as Arrow's canonical JSON extension type (DuckDB reads it as JSON).
 _JSON = pa.json_(pa.string())
@@ -98,11 +106,61 @@ def calcite_connection() -> duckdb.DuckDBPyConnection:
     return connection
 
 
+class DuckConnections:
+    """One :func:`calcite_connection` per thread for one processor, all closed when it stops.
+
+    A connection costs ~20 ms to open (set up for Calcite's SQL) against ~1 ms a query, so a
+    thread keeps its own (a connection is not shared between threads; each query registers
+    its tables and unregisters them after: QueryRecord's FLOWFILE, JoinEnrichment's
+    ``original`` and ``enrichment``). :meth:`close` (the processor's
+    ``on_stopped``, or the processor being collected, as on a Spark executor that drops its
+    copy) closes every one.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._by_thread: dict[int, duckdb.DuckDBPyConnection] = {}
+
+    @classmethod
+    def of(cls, owner: object) -> DuckConnections:
+        """*owner*'s connections, made at its first query and kept as its ``_connections``.
+
+        Closed when *owner* is collected; *owner* leaves them out when pickled (each copy
+        opens its own).
+        """
+        connections = owner.__dict__.get("_connections")
+        if connections is None:
+            connections = cls()
+            owner.__dict__["_connections"] = connections
+            weakref.finalize(owner, connections.close)
+        return connections
+
+    def __len__(self) -> int:
+        return len(self._by_thread)
+
+    def get(self) -> duckdb.DuckDBPyConnection:
+        """This thread's connection (opened at its first query)."""
+        thread = threading.get_ident()
+        connection = self._by_thread.get(thread)
+        if connection is None:
+            connection = calcite_connection()
+            with self._lock:
+                self._by_thread[thread] = connection
+        return connection
+
+    def close(self) -> None:
+        """Close every thread's connection (the next query opens a new one)."""
+        with self._lock:
+            connections, self._by_thread = list(self._by_thread.values()), {}
+        for connection in connections:
+            connection.close()
+
+
 #: Queries rewritten for Calcite's AVG, by their text (None: not changed): a QueryRecord runs
 #: the same query for every FlowFile, and the rewrite (~4 ms) costs more than the query.
 _REWRITTEN: dict[str, str | None] = {}
-_REWRITTEN_MAX = 512  # queries
-_UNKNOWN = "\0unknown"
+#: Queries a memo (:func:`_memo`) keeps before it starts again.
+_MEMO_MAX = 512  # queries
 
 
 def calcite_relation(
@@ -117,15 +175,74 @@ def calcite_relation(
         duckdb.Error: the SQL is invalid or names what is not there.
     """
     if "avg" in sql.lower():
-        rewritten = _REWRITTEN.get(sql, _UNKNOWN)
-        if rewritten == _UNKNOWN:
-            rewritten = _calcite_avg(connection, sql)
-            if len(_REWRITTEN) >= _REWRITTEN_MAX:
-                _REWRITTEN.clear()
-            _REWRITTEN[sql] = rewritten
+        rewritten = _memo(_REWRITTEN, sql, lambda: _calcite_avg(connection, sql))
         if rewritten is not None:
             return connection.sql(rewritten)
     return connection.sql(sql)
+
+
+@contextmanager
+def run_query(
+    connection: duckdb.DuckDBPyConnection,
+    sql: str,
+    inputs: Sequence[pa.Schema],
+    rows: int,
+    *,
+    not_select: str,
+    rename: Callable[[list[str]], list[str]] | None = None,
+) -> Iterator[tuple[pa.Schema, Iterator[pa.RecordBatch]]]:
+    """Run *sql* (over tables registered on *connection*, of schemas *inputs*).
+
+    Yields its NiFi-typed schema (:func:`result_schema`) and its batches of up to *rows*
+    rows under it; the result is closed on leaving (DuckDB refuses to unregister a table
+    under an open result). *rename* gives the result columns other names (JoinEnrichment's
+    Calcite names of repeated columns); a renamed column passes through the one of its
+    DuckDB name.
+
+    Raises:
+        duckdb.InvalidInputException: *sql* is not a SELECT (*not_select* says so).
+        duckdb.Error: the SQL is invalid or fails on the data; DuckDB failing to read text
+            as JSON (here or in the body) says how to compare a CHOICE (:func:`choice_hint`).
+    """
+    result = None
+    try:
+        relation = calcite_relation(connection, sql)
+        if relation is None:  # a statement that returns no rows (CREATE, SET ...)
+            raise duckdb.InvalidInputException(not_select)
+        sql_types = [str(t) for t in relation.types]
+        # parsed before the result opens: DuckDB runs nothing else under an open one
+        passed = passed_columns(connection, sql) if "JSON" in sql_types else None
+        stream = getattr(relation, "to_arrow_reader", None)
+        result = (stream or relation.fetch_arrow_reader)(rows)
+        names = result.schema.names if rename is None else rename(result.schema.names)
+        renamed = result.schema
+        if names != result.schema.names:
+            if passed is not None:  # a repeated column (v0) passes through the one of its name
+                renamed_from = zip(result.schema.names, names, strict=True)
+                passed = {**passed, **{n.lower(): ((o,),) for o, n in renamed_from if n != o}}
+            renamed = pa.schema([f.with_name(n) for f, n in zip(result.schema, names, strict=True)])
+        schema = result_schema(renamed, sql_types, inputs, passed)
+        batches = (
+            batch.rename_columns(names) if names != batch.schema.names else batch
+            for batch in result
+        )
+        yield schema, result_batches(batches, schema)
+    except duckdb.ConversionException as error:
+        raise choice_hint(error, pa.schema([f for s in inputs for f in s])) from error
+    finally:
+        if result is not None:
+            result.close()
+
+
+def _memo(cache: dict[str, _T], sql: str, make: Callable[[], _T]) -> _T:
+    """*cache*'s value for *sql*, made by *make* the first time (emptied at ``_MEMO_MAX``)."""
+    if sql in cache:
+        return cache[sql]
+    value = make()
+    if len(cache) >= _MEMO_MAX:
+        cache.clear()
+    cache[sql] = value
+    return value
 
 
 def _calcite_avg(connection: duckdb.DuckDBPyConnection, sql: str) -> str | None:
@@ -138,7 +255,7 @@ def _calcite_avg(connection: duckdb.DuckDBPyConnection, sql: str) -> str | None:
     tree = _parse(connection, sql)
     if tree is None:
         return None  # not one SELECT: DuckDB says what is wrong when it runs
-    for select in _select_nodes(tree):
+    for select in _nodes(tree, "SELECT_NODE"):
         for item in select.get("select_list") or ():
             if isinstance(item, dict) and not item.get("alias") and _has_avg(item):
                 item["alias"] = _text(connection, item)
@@ -168,17 +285,20 @@ def _text(connection: duckdb.DuckDBPyConnection, expression: dict) -> str:
     return _unparse(connection, tree).removeprefix("SELECT ")
 
 
-def _select_nodes(node: object) -> list[dict]:
-    """Every SELECT under *node* (subqueries, CTEs and UNION sides included)."""
+def _nodes(node: object, kind: str) -> list[dict]:
+    """Every node of type *kind* under *node* (subqueries, CTEs and UNION sides included).
+
+    *kind*: ``SELECT_NODE``, or ``SET_OPERATION_NODE`` (a UNION/INTERSECT/EXCEPT).
+    """
     found = []
     if isinstance(node, dict):
-        if node.get("type") == "SELECT_NODE":
+        if node.get("type") == kind:
             found.append(node)
         for item in node.values():
-            found.extend(_select_nodes(item))
+            found.extend(_nodes(item, kind))
     elif isinstance(node, list):
         for item in node:
-            found.extend(_select_nodes(item))
+            found.extend(_nodes(item, kind))
     return found
 
 
@@ -305,7 +425,6 @@ def sql_batches(batches: Iterable[pa.RecordBatch], schema: pa.Schema) -> Iterato
 #: Each query's columns a value passes through unchanged (see :func:`passed_columns`), by
 #: its text: the same query runs for every FlowFile, and parsing it costs more than it.
 _PASSED: dict[str, dict[str, tuple[tuple[str, ...] | None, ...]]] = {}
-_PASSED_MAX = 512  # queries
 
 #: Functions whose result is one of their arguments' values, unchanged (a CHOICE's JSON
 #: stays one of its values).
@@ -339,13 +458,7 @@ def passed_columns(
     query never gives (``SELECT *``) is not in it. :func:`result_schema` reads it to tell
     a CHOICE passed through from JSON the query made.
     """
-    found = _PASSED.get(sql)
-    if found is None:
-        found = _passed_names(connection, sql)
-        if len(_PASSED) >= _PASSED_MAX:
-            _PASSED.clear()
-        _PASSED[sql] = found
-    return found
+    return _memo(_PASSED, sql, lambda: _passed_names(connection, sql))
 
 
 def _passed_names(
@@ -356,12 +469,12 @@ def _passed_names(
     if tree is None:
         return {}
     given: dict[str, list[tuple[str, ...] | None]] = {}
-    for select in _select_nodes(tree):
+    for select in _nodes(tree, "SELECT_NODE"):
         for item in select.get("select_list") or ():
             name = _given_name(connection, item)
             if name is not None:
                 given.setdefault(name.lower(), []).append(_passed(item))
-    for node in _set_operation_nodes(tree):  # later sides' columns under the first's names
+    for node in _nodes(tree, "SET_OPERATION_NODE"):  # later sides' columns under the first's names
         sides = [c for c in node.get("children") or () if c.get("type") == "SELECT_NODE"]
         if len(sides) < 2:
             continue
@@ -384,20 +497,6 @@ def _given_name(connection: duckdb.DuckDBPyConnection, item: dict) -> str | None
     if _passed(item):  # DuckDB names it its text: COALESCE(v, w)
         return _text(connection, item)
     return None
-
-
-def _set_operation_nodes(node: object) -> list[dict]:
-    """Every UNION/INTERSECT/EXCEPT under *node*."""
-    found = []
-    if isinstance(node, dict):
-        if node.get("type") == "SET_OPERATION_NODE":
-            found.append(node)
-        for item in node.values():
-            found.extend(_set_operation_nodes(item))
-    elif isinstance(node, list):
-        for item in node:
-            found.extend(_set_operation_nodes(item))
-    return found
 
 
 def _passed(node: object) -> tuple[str, ...] | None:

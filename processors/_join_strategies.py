@@ -28,12 +28,7 @@ from flowcore.record_path import RecordPath
 from flowcore.records.schema import RecordSchema
 from flowcore.records.values import batch_rows
 from processors._calcite_duckdb import (
-    calcite_connection,
-    calcite_relation,
-    choice_hint,
-    passed_columns,
-    result_batches,
-    result_schema,
+    run_query,
     sql_batches,
     sql_schema,
 )
@@ -248,9 +243,16 @@ def _spilled(original: Side, schema: pa.Schema, folder: str) -> pa.Table:
 
 
 def sql_join(
-    original: Side, original_schema: pa.Schema, enrichment: pa.Table, sql: str
+    connection: duckdb.DuckDBPyConnection,
+    original: Side,
+    original_schema: pa.Schema,
+    enrichment: pa.Table,
+    sql: str,
 ) -> Iterator[pa.RecordBatch]:
-    """Run *sql* over ``original`` and ``enrichment`` (a table) in DuckDB.
+    """Run *sql* over ``original`` and ``enrichment`` (a table) on *connection* (Calcite's).
+
+    Both tables are unregistered when the result ends or is closed (the connection is the
+    thread's, kept across joins).
 
     ``original`` is streamed when the query names it once; when it names it more than once
     (a self-join: ``FROM original o1 JOIN original o2``) it is spilled to a temporary Arrow
@@ -260,7 +262,6 @@ def sql_join(
         duckdb.Error: the SQL is invalid or fails on the data.
     """
     enrichment_schema = enrichment.schema
-    connection = calcite_connection()
     spill = tempfile.TemporaryDirectory(prefix="flowcore-join-")
     try:
         as_sql = sql_schema(original_schema)
@@ -275,28 +276,16 @@ def sql_join(
         if enrichment_sql is not enrichment.schema:  # it has CHOICE fields
             enrichment = enrichment.cast(enrichment_sql)
         connection.register("enrichment", enrichment)
-        relation = calcite_relation(connection, sql)
-        if relation is None:
-            msg = f"the SQL is not a SELECT statement: {sql}"
-            raise duckdb.InvalidInputException(msg)
-        sql_types = [str(t) for t in relation.types]
-        # parsed before the result opens: DuckDB runs nothing else under an open one
-        passed = passed_columns(connection, sql) if "JSON" in sql_types else None
-        stream = getattr(relation, "to_arrow_reader", None)
-        result = (stream or relation.fetch_arrow_reader)(RESULT_BATCH_ROWS)
-        names = _unique_names(result.schema.names)
-        if passed is not None:  # a repeated column (v0) passes through the one of its name
-            renamed_from = zip(result.schema.names, names, strict=True)
-            passed = {**passed, **{n.lower(): ((o,),) for o, n in renamed_from if n != o}}
-        renamed = pa.schema([f.with_name(n) for f, n in zip(result.schema, names, strict=True)])
-        schema = result_schema(renamed, sql_types, [original_schema, enrichment_schema], passed)
-        renamed_batches = (
-            batch.rename_columns(names) if names != batch.schema.names else batch
-            for batch in result
-        )
-        yield from result_batches(renamed_batches, schema)
-    except duckdb.ConversionException as error:
-        raise choice_hint(error, pa.schema([*original_schema, *enrichment_schema])) from error
-    finally:
-        connection.close()
+        with run_query(
+            connection,
+            sql,
+            [original_schema, enrichment_schema],
+            RESULT_BATCH_ROWS,
+            not_select=f"the SQL is not a SELECT statement: {sql}",
+            rename=_unique_names,
+        ) as (_, batches):
+            yield from batches
+    finally:  # after the result closes: DuckDB refuses to unregister under an open one
+        connection.unregister("original")
+        connection.unregister("enrichment")
         spill.cleanup()

@@ -22,6 +22,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from flowcore.expression._values import to_epoch_millis
 from flowcore.record_path import compile_record_path
 from flowcore.record_path._values import FieldValue, RecordField, to_string
 
@@ -124,7 +125,7 @@ def _millis(value: datetime.date) -> int:
         value = datetime.datetime(value.year, value.month, value.day)
     if value.tzinfo is None:
         value = value.replace(tzinfo=datetime.UTC)
-    return (value - _EPOCH) // datetime.timedelta(milliseconds=1)
+    return to_epoch_millis(value)
 
 
 def _date(value: Any, path: str) -> datetime.date:
@@ -136,6 +137,8 @@ def _date(value: Any, path: str) -> datetime.date:
     if isinstance(value, datetime.date):
         return value
     if isinstance(value, (int, float)) and not isinstance(value, bool):
+        # not from_epoch_millis: it truncates a float's fraction (-0.5 is 1970-01-01 there,
+        # 1969-12-31 here) and says another error for a date out of range
         return (_EPOCH + datetime.timedelta(milliseconds=value)).date()
     if isinstance(value, str):
         try:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import ExitStack
+from contextlib import ExitStack, closing
 from typing import ClassVar
 
 import attrs
@@ -23,6 +23,7 @@ from flowcore.validators import (
     NON_NEGATIVE_INTEGER_VALIDATOR,
     TIME_PERIOD_VALIDATOR,
 )
+from processors._calcite_duckdb import DuckConnections
 from processors._join_strategies import insert_fields, sql_join, wrapper
 from processors._merge_bins import HeldBins
 from processors._merge_properties import MAX_BIN_COUNT as MERGE_MAX_BIN_COUNT
@@ -230,6 +231,19 @@ class JoinEnrichment(HeldBins):
         "record.count": "The number of records in the FlowFile",
     }
 
+    def on_stopped(self, context: ProcessContext) -> None:
+        """Roll held bins back; close the DuckDB connection of every thread that ran SQL."""
+        super().on_stopped(context)
+        connections = self.__dict__.get("_connections")
+        if connections is not None:
+            connections.close()
+
+    def __getstate__(self) -> dict[str, object]:
+        """Pickled without the DuckDB connections (each copy opens its own)."""
+        state = super().__getstate__()
+        state.pop("_connections", None)
+        return state
+
     # --- binning (NiFi's BinFiles with two entries a bin) -------------------------------------
 
     def max_bin_age_ms(self, context: ProcessContext) -> int | None:
@@ -364,7 +378,11 @@ class JoinEnrichment(HeldBins):
                 table = pa.Table.from_batches(list(right), schema=right.arrow_schema())
                 first, rest = _first(iter(left))
                 schema = first.schema if first is not None else left.arrow_schema()
-                result = sql_join(rest, schema, table, sql.value or "")
+                connection = DuckConnections.of(self).get()
+                # closed here, so a failed write unregisters the tables before the next join
+                result = stack.enter_context(
+                    closing(sql_join(connection, rest, schema, table, sql.value or ""))
+                )
                 first_result, results = _first(result)
                 out_schema = first_result.schema if first_result is not None else pa.schema([])
                 joined, written = write_records(

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-import weakref
 from collections.abc import Iterator, Mapping
 from typing import ClassVar
 
@@ -32,12 +30,8 @@ from flowcore.validators import (
     ValidationResult,
 )
 from processors._calcite_duckdb import (
-    calcite_connection,
-    calcite_relation,
-    choice_hint,
-    passed_columns,
-    result_batches,
-    result_schema,
+    DuckConnections,
+    run_query,
     sql_batches,
     sql_schema,
 )
@@ -52,41 +46,6 @@ RESULT_BATCH_ROWS = 65536
 #: Content bytes up to which a FlowFile's records are read once into a table all its queries
 #: run over; a larger content is streamed to each query (memory: a batch).
 TABLE_BYTES = 16 << 20
-
-
-class DuckConnections:
-    """One DuckDB connection per thread for one QueryRecord, all closed when it stops.
-
-    A connection costs ~20 ms to open (set up for Calcite's SQL: ``_calcite_duckdb``) against
-    ~1 ms a query, so a thread keeps its own (a connection is not shared between threads;
-    each query registers FLOWFILE and unregisters it after). :meth:`close` (the processor's
-    ``on_stopped``, or the processor being collected, as on a Spark executor that drops its
-    copy) closes every one.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._by_thread: dict[int, duckdb.DuckDBPyConnection] = {}
-
-    def __len__(self) -> int:
-        return len(self._by_thread)
-
-    def get(self) -> duckdb.DuckDBPyConnection:
-        """This thread's connection (opened at its first query)."""
-        thread = threading.get_ident()
-        connection = self._by_thread.get(thread)
-        if connection is None:
-            connection = calcite_connection()
-            with self._lock:
-                self._by_thread[thread] = connection
-        return connection
-
-    def close(self) -> None:
-        """Close every thread's connection (the next query opens a new one)."""
-        with self._lock:
-            connections, self._by_thread = list(self._by_thread.values()), {}
-        for connection in connections:
-            connection.close()
 
 
 REL_ORIGINAL = Relationship(
@@ -236,12 +195,7 @@ class QueryRecord(Processor):
 
     def _duck(self) -> DuckConnections:
         """This processor's DuckDB connections (made at the first query, closed when stopped)."""
-        connections = self.__dict__.get("_connections")
-        if connections is None:
-            connections = DuckConnections()
-            self.__dict__["_connections"] = connections
-            weakref.finalize(self, connections.close)
-        return connections
+        return DuckConnections.of(self)
 
     def on_stopped(self, context: ProcessContext) -> None:
         """Close the DuckDB connection of every thread that ran a query."""
@@ -342,33 +296,20 @@ class QueryRecord(Processor):
         connection = self._duck().get()
         try:
             connection.register(TABLE, records)
-            result = None
             try:
-                relation = calcite_relation(connection, sql)
-                if relation is None:  # a statement that returns no rows (CREATE, SET ...)
-                    msg = f"the query {name!r} is not a SELECT statement: {sql}"
-                    raise duckdb.InvalidInputException(msg)
-                sql_types = [str(t) for t in relation.types]
-                # parsed before the result opens: DuckDB runs nothing else under an open one
-                passed = passed_columns(connection, sql) if "JSON" in sql_types else None
-                stream = getattr(relation, "to_arrow_reader", None)
-                result = (stream or relation.fetch_arrow_reader)(RESULT_BATCH_ROWS)
-                schema = result_schema(result.schema, sql_types, [records.schema], passed)
-                child, written = write_records(
-                    session,
-                    child,
-                    writer,
-                    schema,
-                    result_batches(result, schema),
-                    attributes=original.attributes,
-                )
-            except duckdb.ConversionException as error:
-                raise choice_hint(error, records.schema) from error
+                with run_query(
+                    connection,
+                    sql,
+                    [records.schema],
+                    RESULT_BATCH_ROWS,
+                    not_select=f"the query {name!r} is not a SELECT statement: {sql}",
+                ) as (schema, batches):
+                    child, written = write_records(
+                        session, child, writer, schema, batches, attributes=original.attributes
+                    )
             finally:
-                # a write that failed leaves the result open, and DuckDB refuses to unregister
-                # under an open result: that error would hide the writer's
-                if result is not None:
-                    result.close()
+                # run_query closed the result, also after a failed write: DuckDB refuses to
+                # unregister under an open one, and that error would hide the writer's
                 connection.unregister(TABLE)
         except BaseException:
             session.remove(child)

@@ -10,7 +10,6 @@ may only follow it).
 from __future__ import annotations
 
 import contextlib
-import functools
 import itertools
 import time
 import uuid
@@ -49,13 +48,12 @@ from flowcore.driver.schedules import Schedules
 from flowcore.driver.sinks import Sinks
 from flowcore.driver.sources import SourceLister
 from flowcore.driver.stage_jobs import StageJobs
-from flowcore.engine._bulletins import redacting
+from flowcore.engine._bulletins import redacting, secrets_for
 from flowcore.engine.task import apply_limits
 from flowcore.engine.wire import SegmentWait, TaskResult
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import WorkItem
 from flowcore.runners.jobs import Runner
-from flowcore.service_order import secrets_with_services
 from flowcore.session.host import ComponentInfo, StateMap
 from flowcore.settings import Settings
 from repositories._content_archive import ARCHIVE_CLEANUP_FREQUENCY_MS
@@ -202,7 +200,7 @@ class Controller:
             services = self._resolved_services()
             context.service_lookup = lambda name: enabled_service(name, services)
             context.committed_content = HeldContent(self.repos.content)
-            with redacting(functools.partial(secrets_with_services, member.processor, services)):
+            with redacting(secrets_for(member.processor, services)):
                 member.processor.on_scheduled(context)
             self._contexts[member.component_id] = context
         return context
@@ -506,8 +504,7 @@ class Controller:
             self.sinks.release()
             services = self._resolved_services()
             for context in self._contexts.values():
-                secrets = functools.partial(secrets_with_services, context.processor, services)
-                with redacting(secrets):
+                with redacting(secrets_for(context.processor, services)):
                     context.processor.on_stopped(context)
             self._contexts.clear()
         events = self._finish_indexing()

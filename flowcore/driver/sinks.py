@@ -30,7 +30,6 @@ action is handed over, each processor may undo what uncommitted attempts left ou
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import time
@@ -44,7 +43,7 @@ import attrs
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.driver.after_commit import AfterCommitRunner
-from flowcore.engine._bulletins import log_once_per_reason, redacting
+from flowcore.engine._bulletins import log_once_per_reason, redacting, secrets_for
 from flowcore.engine.wire import TaskResult
 from flowcore.errors import AfterCommitRetry, ConfigurationError
 from flowcore.parameters import redact
@@ -52,7 +51,6 @@ from flowcore.processor.base import Processor, ProcessorKind
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import SinkJobs, TwoPhaseSink
 from flowcore.runners.jobs import Runner
-from flowcore.service_order import secrets_with_services
 from flowcore.session.host import AfterCommitAction
 from repositories.effects import EffectReport, carry_out, release_targets, retries, sweep
 from repositories.records import Bulletin, Finding, Transaction
@@ -121,8 +119,7 @@ class Sinks:
 
     def _secrets(self, member: MemberPlan) -> Callable[[], list[str]]:
         """What *member*'s messages must not show: its secrets and its services'."""
-        services = self._services.get(member.component_id, {})
-        return functools.partial(secrets_with_services, member.processor, services)
+        return secrets_for(member.processor, self._services.get(member.component_id, {}))
 
     def _sink(self, member: MemberPlan) -> TwoPhaseSink:
         processor = member.processor

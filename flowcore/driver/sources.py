@@ -9,7 +9,6 @@ what a transaction commits is ever marked done.
 
 from __future__ import annotations
 
-import functools
 import logging
 import math
 import threading
@@ -20,13 +19,12 @@ from traceback import format_exception
 from flowcore.clock import now_ms
 from flowcore.compiler.plan import MemberPlan, StagePlan
 from flowcore.driver.schedules import Schedules
-from flowcore.engine._bulletins import log_once_per_reason, redacting
+from flowcore.engine._bulletins import log_once_per_reason, redacting, secrets_for
 from flowcore.engine.wire import TaskResult
 from flowcore.errors import FlowcoreError
 from flowcore.parameters import redact
 from flowcore.processor.context import ProcessContext
 from flowcore.processor.kinds import PendingWork, SourceProcessor, WorkItem, WorkListing
-from flowcore.service_order import secrets_with_services
 from flowcore.settings import Settings
 from repositories.flowfile_wal import WriteAheadFlowFileRepository
 from repositories.records import Bulletin
@@ -122,8 +120,7 @@ class SourceLister:
 
     def _secrets(self, member: MemberPlan) -> Callable[[], list[str]]:
         """What *member*'s messages must not show: its secrets and its services'."""
-        services = self._services.get(member.component_id, {})
-        return functools.partial(secrets_with_services, member.processor, services)
+        return secrets_for(member.processor, self._services.get(member.component_id, {}))
 
     def active(self, member: MemberPlan, continuous: bool) -> bool:
         """Whether *member* (a source) may still list work in this run."""

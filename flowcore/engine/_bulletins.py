@@ -40,13 +40,14 @@ import functools
 import logging
 import re
 import weakref
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from typing import Protocol
 
 import attrs
 
 from flowcore.parameters import MIN_MASKED_LENGTH, redact
 from flowcore.processor.context import leave_behind
+from flowcore.service_order import secrets_with_services
 
 __all__ = [
     "BULLETIN_LEVEL",
@@ -57,6 +58,7 @@ __all__ = [
     "redacting",
     "repeated",
     "running",
+    "secrets_for",
 ]
 
 #: NiFi's default bulletin level: WARN and above.
@@ -341,6 +343,14 @@ def redacting(secrets: Callable[[], list[str]]) -> Iterator[None]:
         yield
     finally:
         _SECRETS.reset(token)
+
+
+def secrets_for(processor: object, services: Mapping[str, object]) -> Callable[[], list[str]]:
+    """What *processor*'s messages must not show, found when asked (:func:`redacting` takes it).
+
+    Its secrets and those of the *services* (name -> service) it names, transitively.
+    """
+    return functools.partial(secrets_with_services, processor, services)
 
 
 def _handled_elsewhere(record: logging.LogRecord) -> bool:

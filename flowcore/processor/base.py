@@ -47,7 +47,7 @@ from flowcore.properties import (
     property_key,
 )
 from flowcore.session.batch_context import BatchContext, BatchRoute, WrittenBatch
-from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult
+from flowcore.validators import NON_EMPTY_VALIDATOR, ValidationResult, masked_failures
 
 if TYPE_CHECKING:
     from flowcore.flowfile_batch import FlowFileBatch
@@ -505,11 +505,7 @@ class Processor:
         sensitive = {
             label for d in self.descriptors() if d.sensitive for label in (d.name, d.display_name)
         }
-        problems.extend(
-            attrs.evolve(r, input=MASK) if r.subject in sensitive and r.input is not None else r
-            for r in self.custom_validate(values)
-            if not r.valid
-        )
+        problems.extend(masked_failures(self.custom_validate(values), sensitive))
         return tuple(problems)
 
     def custom_validate(self, values: Mapping[str, str | None]) -> Iterable[ValidationResult]:
