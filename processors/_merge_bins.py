@@ -85,6 +85,7 @@ class HeldBins(BinningProcessor):
     def __getstate__(self) -> dict[str, object]:
         state = self.__dict__.copy()
         state.update(_manager=None, _ready=[], _sessions={})  # bins never travel
+        state.pop("_connections", None)  # DuckConnections.of(self): each copy opens its own
         return state
 
     def _merged_here(self, bin_: Bin) -> bool:
@@ -132,6 +133,9 @@ class HeldBins(BinningProcessor):
             session = self._sessions.pop(bin_.id, None)
             if session is not None:
                 session.rollback()
+        connections = self.__dict__.get("_connections")  # JoinEnrichment's SQL, per thread
+        if connections is not None:
+            connections.close()
         self._reset()
 
 

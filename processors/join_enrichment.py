@@ -231,19 +231,6 @@ class JoinEnrichment(HeldBins):
         "record.count": "The number of records in the FlowFile",
     }
 
-    def on_stopped(self, context: ProcessContext) -> None:
-        """Roll held bins back; close the DuckDB connection of every thread that ran SQL."""
-        super().on_stopped(context)
-        connections = self.__dict__.get("_connections")
-        if connections is not None:
-            connections.close()
-
-    def __getstate__(self) -> dict[str, object]:
-        """Pickled without the DuckDB connections (each copy opens its own)."""
-        state = super().__getstate__()
-        state.pop("_connections", None)
-        return state
-
     # --- binning (NiFi's BinFiles with two entries a bin) -------------------------------------
 
     def max_bin_age_ms(self, context: ProcessContext) -> int | None:
